@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+// ambient-speaker: Swift firmware for a Raspberry Pi ambience speaker.
+// Dependencies point one way: executable -> adapters -> core. Only the
+// adapter modules import C; SpeakerCore and SpeakerProtocol are pure Swift.
+import PackageDescription
+
+let package = Package(
+    name: "ambient-speaker",
+    products: [
+        .executable(name: "ambient-speaker", targets: ["ambient-speaker"]),
+        .executable(name: "speaker-bench", targets: ["speaker-bench"]),
+        .library(name: "SpeakerProtocol", targets: ["SpeakerProtocol"]),
+    ],
+    dependencies: [],
+    targets: [
+        // Payload types of the MQTT contract and a small JSON value type. No C, no I/O.
+        .target(name: "SpeakerProtocol"),
+        // The pure core: state, actions, reduce(), effects, input decoding, config.
+        .target(name: "SpeakerCore", dependencies: ["SpeakerProtocol"]),
+        // Pure DSP: generated sounds, fades, gain ramps, sample conversion.
+        .target(name: "Ambience"),
+
+        // C libraries from Debian.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+
+        // Adapters: one per outside world.
+        .target(name: "SpeakerSystem"),
+        .target(name: "AudioALSA", dependencies: ["CALSA", "Ambience", "SpeakerSystem"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem"]),
+        .target(name: "Board", dependencies: ["SpeakerCore", "SpeakerSystem"]),
+
+        // Thin executables.
+        .executableTarget(
+            name: "ambient-speaker",
+            dependencies: ["SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "MQTTLink", "SpeakerSystem", "Board"]),
+        .executableTarget(
+            name: "speaker-bench",
+            dependencies: ["SpeakerCore", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport"],
+            path: "Sources/speaker-bench"),
+
+        // Test support: a real mosquitto broker and a libmosquitto peer for tests and benchmarks.
+        .target(name: "TestSupport", dependencies: ["CMosquitto", "SpeakerSystem"], path: "Tests/TestSupport"),
+
+        .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol"]),
+        .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
+        .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem"]),
+        .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),
+    ]
+)
