@@ -1,0 +1,3 @@
+import SpeakerCore
+/// Boards: the simulated board and (later) libgpiod.
+public enum BoardModule {}

@@ -1,0 +1,3 @@
+import CMosquitto
+/// The MQTT connection, through libmosquitto.
+public enum MQTTLinkModule {}

@@ -1,0 +1,2 @@
+/// MQTT contract payloads.
+public enum SpeakerProtocolModule {}

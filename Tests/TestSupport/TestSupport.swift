@@ -1,0 +1,3 @@
+import CMosquitto
+/// Test support.
+public enum TestSupportModule {}
