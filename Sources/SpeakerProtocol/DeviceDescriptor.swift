@@ -1,0 +1,71 @@
+/// How the speaker's volume can be controlled, as published in `device.volume`.
+///
+/// `absolute` means the speaker knows and sets a level; `relative` means the
+/// hardware only steps up or down and **no level exists** — not a guess, not
+/// a counter (mqtt-contract.md, "device").
+public enum VolumeDescriptor: Equatable, Sendable {
+    case absolute(level: Double, step: Double)
+    case relative
+
+    /// The `volume` object of the `device` payload.
+    public var json: JSONValue {
+        switch self {
+        case let .absolute(level, step):
+            return .object([("control", .string("absolute")), ("level", .number(level)), ("step", .number(step))])
+        case .relative:
+            return .object([("control", .string("relative"))])
+        }
+    }
+}
+
+/// Whether the audio output works (`audio` in the `device` payload).
+public enum AudioStatus: String, Equatable, Sendable {
+    case ok
+    case unavailable
+}
+
+/// The speaker as a media device: the retained `device` topic, also embedded
+/// in `session.devices`.
+public struct DeviceDescriptor: Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var type: String
+    public var volume: VolumeDescriptor
+    public var audio: AudioStatus
+    public var software: String
+
+    public init(id: String, name: String, type: String = "speaker", volume: VolumeDescriptor,
+                audio: AudioStatus, software: String) {
+        self.id = id
+        self.name = name
+        self.type = type
+        self.volume = volume
+        self.audio = audio
+        self.software = software
+    }
+
+    /// The payload as JSON, keys in contract order.
+    public var json: JSONValue {
+        .object([
+            ("id", .string(id)), ("name", .string(name)), ("type", .string(type)),
+            ("volume", volume.json), ("audio", .string(audio.rawValue)), ("software", .string(software)),
+        ])
+    }
+}
+
+/// One entry of the retained `catalog` topic.
+public struct CatalogEntry: Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var summary: String
+
+    public init(id: String, name: String, summary: String) {
+        self.id = id
+        self.name = name
+        self.summary = summary
+    }
+
+    public var json: JSONValue {
+        .object([("id", .string(id)), ("name", .string(name)), ("summary", .string(summary))])
+    }
+}

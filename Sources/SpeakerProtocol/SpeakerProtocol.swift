@@ -1,2 +1,0 @@
-/// MQTT contract payloads.
-public enum SpeakerProtocolModule {}
