@@ -1,2 +1,0 @@
-/// Generated sounds, fades and gain ramps: the pure DSP of the speaker.
-public enum AmbienceModule {}
