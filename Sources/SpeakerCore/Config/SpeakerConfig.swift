@@ -1,0 +1,158 @@
+/// The speaker's whole configuration, resolved: every key has a value
+/// (config-and-cli.md, "Config file"). Built by `ConfigDecoder`, which
+/// validates everything before anything starts. Pure value; any thread.
+public struct SpeakerConfig: Equatable, Sendable {
+    public var device: DeviceSection
+    public var board: BoardSection
+    public var inputs: InputsSection
+    public var audio: AudioSection
+    public var volume: VolumeSection
+    public var mqtt: MQTTSection
+    public var session: SessionSection
+    public var stateDirectory: String
+
+    /// Built-in defaults; `hostname` gives the default device id and name.
+    public static func defaults(hostname: String) -> SpeakerConfig {
+        let id = DeviceSection.deviceID(fromHostname: hostname)
+        return SpeakerConfig(
+            device: DeviceSection(id: id, name: "Ambient speaker (\(id))"),
+            board: BoardSection(kind: .gpio, controlSocket: nil),
+            inputs: InputsSection(),
+            audio: AudioSection(),
+            volume: VolumeSection(),
+            mqtt: MQTTSection(),
+            session: SessionSection(),
+            stateDirectory: "/var/lib/ambient-speaker")
+    }
+
+    /// `{prefix}/{deviceId}`: the root of every topic of this speaker.
+    public var topicRoot: String { "\(mqtt.prefix)/\(device.id)" }
+}
+
+public struct DeviceSection: Equatable, Sendable {
+    public var id: String
+    public var name: String
+
+    /// Lower-cases `hostname` and replaces characters outside `[a-z0-9-]` with `-`,
+    /// giving a valid device id (`speaker` if nothing usable is left).
+    public static func deviceID(fromHostname hostname: String) -> String {
+        var chars = hostname.lowercased().unicodeScalars.map { s -> Character in
+            (s.isASCII && (("a"..."z").contains(Character(s)) || ("0"..."9").contains(Character(s)) || s == "-"))
+                ? Character(s) : "-"
+        }
+        while chars.first == "-" { chars.removeFirst() }
+        let id = String(chars.prefix(63))
+        return id.isEmpty ? "speaker" : id
+    }
+
+    /// `[a-z0-9][a-z0-9-]{0,62}`.
+    public static func isValidID(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        func ok(_ c: UInt8, first: Bool) -> Bool {
+            (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (!first && c == 45)
+        }
+        return (1...63).contains(b.count) && ok(b[0], first: true) && b.dropFirst().allSatisfy { ok($0, first: false) }
+    }
+}
+
+public struct BoardSection: Equatable, Sendable {
+    public enum Kind: String, Equatable, Sendable, CaseIterable { case gpio, simulated }
+    public var kind: Kind
+    /// Simulated board only: a Unix socket that accepts board commands.
+    public var controlSocket: String?
+}
+
+/// Pull resistor for an input line.
+public enum LineBias: String, Equatable, Sendable, CaseIterable {
+    case pullUp = "pull-up", pullDown = "pull-down", disabled = "disabled", asIs = "as-is"
+}
+
+/// One push button's line.
+public struct ButtonLine: Equatable, Sendable {
+    public var line: String
+    public var activeLow: Bool = true
+    public var bias: LineBias = .pullUp
+}
+
+public struct EncoderLines: Equatable, Sendable {
+    public var a: String = "GPIO23"
+    public var b: String = "GPIO24"
+    public var activeLow: Bool = true
+    public var bias: LineBias = .pullUp
+    /// Quadrature transitions per detent: 4 (default), 2 or 1.
+    public var stepsPerDetent: Int = 4
+    /// Fast turns take bigger steps.
+    public var acceleration: Bool = true
+}
+
+public struct InputsSection: Equatable, Sendable {
+    public var playPause = ButtonLine(line: "GPIO17")
+    public var next = ButtonLine(line: "GPIO27")
+    public var previous = ButtonLine(line: "GPIO22")
+    /// nil disables the encoder's push switch.
+    public var encoderSwitch: ButtonLine? = ButtonLine(line: "GPIO25")
+    public var encoder = EncoderLines()
+    public var debounceMs: Int = 30
+    public var longPressMs: Int = 800
+    /// 0 disables double press (and the wait it costs single presses).
+    public var doublePressMs: Int = 0
+}
+
+public struct AudioSection: Equatable, Sendable {
+    public var device: String = "default"
+    public var sampleRate: Int = 48000
+    public var periodFrames: Int = 1024
+    public var bufferFrames: Int = 4096
+    public var soundsDirectory: String = "/var/lib/ambient-speaker/sounds"
+    public var fadeMs: Int = 400
+    public var crossfadeMs: Int = 1500
+}
+
+public struct VolumeSection: Equatable, Sendable {
+    public enum Mode: String, Equatable, Sendable, CaseIterable {
+        case software, alsaMixer = "alsa-mixer", gpioStep = "gpio-step"
+    }
+    public struct Mixer: Equatable, Sendable {
+        public var card: String = "default"
+        public var element: String = "PCM"
+    }
+    public struct GPIOStep: Equatable, Sendable {
+        public var up: String = "GPIO5"
+        public var down: String = "GPIO6"
+        public var activeLow: Bool = true
+        public var pulseMs: Int = 20
+        public var gapMs: Int = 20
+        public var maxPending: Int = 20
+    }
+    public var mode: Mode = .software
+    public var step: Double = 0.05
+    public var initialLevel: Double = 0.4
+    public var maxLevel: Double = 1.0
+    public var mixer = Mixer()
+    public var gpioStep = GPIOStep()
+}
+
+public struct MQTTSection: Equatable, Sendable {
+    public struct TLS: Equatable, Sendable {
+        public var caFile: String
+        public var certFile: String?
+        public var keyFile: String?
+    }
+    public struct HomeAssistant: Equatable, Sendable {
+        public var enabled: Bool = true
+        public var prefix: String = "homeassistant"
+    }
+    public var host: String = "localhost"
+    public var port: Int = 1883
+    public var prefix: String = "ambient-speaker"
+    public var username: String?
+    public var passwordFile: String?
+    public var tls: TLS?
+    public var keepaliveSeconds: Int = 30
+    public var homeAssistant = HomeAssistant()
+}
+
+public struct SessionSection: Equatable, Sendable {
+    public var idleTimeoutSeconds: Int = 1800
+    public var resumeOnBoot: Bool = true
+}
