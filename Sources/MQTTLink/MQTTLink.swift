@@ -1,3 +1,273 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CMosquitto
-/// The MQTT connection, through libmosquitto.
-public enum MQTTLinkModule {}
+import SpeakerSystem
+import Synchronization
+
+/// The speaker's MQTT connection, over libmosquitto (MQTT v5, persistent
+/// session, last will, automatic reconnect).
+///
+/// Threads: `start`, `publish`, `drainEvents` and `shutdown` are called from
+/// the main loop's thread (one thread). libmosquitto's own network thread
+/// (`mosquitto_loop_start`) runs the callbacks, which only post events to a
+/// mutex-protected queue and write an eventfd (plus re-subscribing on
+/// connect). The main loop polls `eventFD` and calls `drainEvents()`.
+///
+/// `@unchecked Sendable` because the callbacks reach this object from
+/// libmosquitto's thread through the C userdata pointer. What they touch is
+/// thread-safe: `mailbox` and `tracker` (Mutex + eventfd), the atomics, and
+/// immutable `let`s (`settings`). `client` and `connectThread` are only
+/// touched by the main thread, and by the start-up connect thread strictly
+/// before `mosquitto_loop_start`.
+public final class MQTTLink: @unchecked Sendable {
+    /// The settings this link was created with.
+    public let settings: MQTTSettings
+    let logger: Logger
+    let mailbox: EventMailbox<MQTTEvent>
+    let tracker: PublishTracker
+    let connected = Atomic<Bool>(false)
+    /// The CONNACK reason of the last refused connection (0 when none), for logging.
+    let lastRefusal = Atomic<Int32>(0)
+    private var client: OpaquePointer?
+    private var connectThread: pthread_t?
+    private var retainedSelf: Unmanaged<MQTTLink>?
+
+    /// Creates a stopped link. Cheap; makes no network calls. Any thread.
+    public init(settings: MQTTSettings, logger: Logger) throws(MQTTError) {
+        self.settings = settings
+        self.logger = logger
+        self.mailbox = try EventMailbox()
+        self.tracker = try PublishTracker()
+    }
+
+    /// Readable (POLLIN) while events are pending; poll it from the main
+    /// loop and call `drainEvents()`. Stays valid for the link's lifetime.
+    public var eventFD: Int32 { mailbox.fd }
+
+    /// Whether the broker has accepted the connection and it has not dropped
+    /// since. Any thread.
+    public var isConnected: Bool { connected.load(ordering: .acquiring) }
+
+    /// Takes every pending event, oldest first, and logs connection changes.
+    /// Main thread.
+    public func drainEvents() -> [MQTTEvent] {
+        let events = mailbox.drain()
+        for event in events {
+            switch event {
+            case .connected(let sessionPresent):
+                logger.notice("connected to \(settings.host):\(settings.port) (session present: \(sessionPresent))")
+            case .disconnected(let reason):
+                let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
+                if refusal != 0 {
+                    let text = mosquitto_reason_string(refusal).map { String(cString: $0) } ?? "?"
+                    logger.warning("broker refused the connection: \(text) (\(refusal))")
+                } else if reason == 0 {
+                    logger.info("disconnected")
+                } else {
+                    logger.warning("connection lost: \(MQTTError.text(for: reason)) (\(reason)); reconnecting")
+                }
+            case .message:
+                break
+            }
+        }
+        return events
+    }
+
+    /// Creates the libmosquitto client, applies the settings (protocol v5,
+    /// TCP_NODELAY, credentials, TLS, will, backoff), then connects in the
+    /// background: a helper thread makes the first CONNECT (which carries the
+    /// Session Expiry Interval and can block on DNS or TCP) and starts
+    /// libmosquitto's network thread, which retries forever with backoff.
+    /// A broker that is down does not make this fail or block. Main thread;
+    /// call once.
+    public func start() throws(MQTTError) {
+        guard client == nil else {
+            throw MQTTError(function: "MQTTLink.start", code: Int32(MOSQ_ERR_INVAL.rawValue), message: "already started")
+        }
+        let initialised = MosquittoLibrary.initialised
+        guard initialised == .mosqSuccess else { throw MQTTError(function: "mosquitto_lib_init", code: initialised) }
+
+        let unmanaged = Unmanaged.passRetained(self)
+        guard let mosq = mosquitto_new(settings.clientID, false, unmanaged.toOpaque()) else {
+            let code = errno
+            unmanaged.release()
+            throw MQTTError(function: "mosquitto_new", code: code, message: String(cString: strerror(code)))
+        }
+        do {
+            try configure(mosq)
+        } catch {
+            mosquitto_destroy(mosq)
+            unmanaged.release()
+            throw error
+        }
+        client = mosq
+        retainedSelf = unmanaged
+        logConfiguration()
+
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&thread, nil, connectThreadMain, context)
+        guard rc == 0 else {
+            Unmanaged<MQTTLink>.fromOpaque(context).release()
+            client = nil
+            retainedSelf = nil
+            mosquitto_destroy(mosq)
+            unmanaged.release()
+            throw MQTTError(function: "pthread_create", code: rc, message: String(cString: strerror(rc)))
+        }
+        connectThread = thread
+    }
+
+    /// Publishes a message. QoS 0 or 1; `correlationData` adds the MQTT v5
+    /// Correlation Data property (for replies to a Response Topic). Returns
+    /// `.notConnected` without queueing while the broker has not accepted the
+    /// connection. Never blocks on the network. Main thread.
+    public func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool,
+                        correlationData: [UInt8]? = nil) -> PublishOutcome {
+        guard let mosq = client, isConnected else { return .notConnected }
+        var properties: OpaquePointer? = nil
+        defer { mosquitto_property_free_all(&properties) }
+        if let correlationData {
+            let rc = correlationData.withUnsafeBytes { bytes in
+                mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue),
+                                              bytes.baseAddress, UInt16(clamping: bytes.count))
+            }
+            guard rc == .mosqSuccess else {
+                return .rejected(MQTTError(function: "mosquitto_property_add_binary", code: rc))
+            }
+        }
+        var mid: Int32 = 0
+        let rc = payload.withUnsafeBytes { bytes in
+            mosquitto_publish_v5(mosq, &mid, topic, Int32(bytes.count), bytes.baseAddress,
+                                 Int32(qos), retain, properties)
+        }
+        switch rc {
+        case .mosqSuccess:
+            tracker.published(messageID: mid, qos: qos)
+            return .queued(messageID: mid)
+        case Int32(MOSQ_ERR_NO_CONN.rawValue):
+            return .notConnected
+        default:
+            return .rejected(MQTTError(function: "mosquitto_publish_v5", code: rc))
+        }
+    }
+
+    /// Stops the link: publishes `finalPublish` at QoS 1 (the speaker's
+    /// `availability` = `offline`) if connected, waits for its PUBACK and for
+    /// other in-flight QoS 1 PUBACKs until `timeoutMs` has passed, then
+    /// disconnects cleanly (so the broker discards the will), stops
+    /// libmosquitto's thread and destroys the client. Main thread; blocks at
+    /// most `timeoutMs` for acknowledgements, plus however long a TCP connect
+    /// attempt already in progress takes to return. Safe to call twice.
+    public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
+        guard let mosq = client else { return }
+        let deadline = monotonicMilliseconds() + timeoutMs
+        if let finalPublish {
+            switch publish(topic: finalPublish.topic, payload: finalPublish.payload, qos: 1, retain: finalPublish.retain) {
+            case .queued(let mid):
+                if tracker.wait(deadline: deadline, until: { !tracker.isPending(mid) }) {
+                    logger.info("final message on \(finalPublish.topic) acknowledged")
+                } else {
+                    logger.warning("no PUBACK for the final message on \(finalPublish.topic) within \(timeoutMs) ms")
+                }
+            case .notConnected:
+                logger.warning("not connected; final message on \(finalPublish.topic) not sent (the will covers it)")
+            case .rejected(let error):
+                logger.warning("final message on \(finalPublish.topic) rejected: \(error)")
+            }
+        }
+        if isConnected && !tracker.wait(deadline: deadline, until: { tracker.pendingCount == 0 }) {
+            logger.warning("\(tracker.pendingCount) QoS 1 message(s) unacknowledged at shutdown")
+        }
+        if let thread = connectThread {
+            pthread_join(thread, nil)
+            connectThread = nil
+        }
+        let rc = mosquitto_disconnect_v5(mosq, 0, nil)
+        if rc != .mosqSuccess && rc != Int32(MOSQ_ERR_NO_CONN.rawValue) {
+            logger.warning("mosquitto_disconnect_v5: \(MQTTError.text(for: rc))")
+        }
+        mosquitto_loop_stop(mosq, false)
+        mosquitto_destroy(mosq)
+        client = nil
+        connected.store(false, ordering: .releasing)
+        retainedSelf?.release()
+        retainedSelf = nil
+    }
+
+    /// Applies every setting to a fresh client. Main thread, before connecting.
+    private func configure(_ mosq: OpaquePointer) throws(MQTTError) {
+        func check(_ function: String, _ rc: Int32) throws(MQTTError) {
+            guard rc == .mosqSuccess else { throw MQTTError(function: function, code: rc) }
+        }
+        try check("mosquitto_int_option(PROTOCOL_VERSION)",
+                  mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5))
+        try check("mosquitto_int_option(TCP_NODELAY)", mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
+        if let username = settings.username {
+            try check("mosquitto_username_pw_set", mosquitto_username_pw_set(mosq, username, settings.password))
+        }
+        if let tls = settings.tls {
+            try check("mosquitto_tls_set", mosquitto_tls_set(mosq, tls.caFile, nil, tls.certFile, tls.keyFile, nil))
+        }
+        if let will = settings.will {
+            let rc = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(mosq, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(will.qos), will.retain)
+            }
+            try check("mosquitto_will_set", rc)
+        }
+        let minDelay = UInt32(max(1, settings.reconnectMinSeconds.rounded(.up)))
+        let maxDelay = max(minDelay, UInt32(max(1, settings.reconnectMaxSeconds.rounded(.up))))
+        try check("mosquitto_reconnect_delay_set", mosquitto_reconnect_delay_set(mosq, minDelay, maxDelay, true))
+        mosquitto_connect_v5_callback_set(mosq, linkOnConnect)
+        mosquitto_disconnect_v5_callback_set(mosq, linkOnDisconnect)
+        mosquitto_message_v5_callback_set(mosq, linkOnMessage)
+        mosquitto_publish_v5_callback_set(mosq, linkOnPublish)
+    }
+
+    /// Runs on the start-up connect thread: the first CONNECT (with the
+    /// Session Expiry Interval, which libmosquitto keeps for its own
+    /// reconnects), then hands the client to libmosquitto's network thread.
+    fileprivate func connectAndStartLoop() {
+        guard let mosq = client else { return }
+        var properties: OpaquePointer? = nil
+        defer { mosquitto_property_free_all(&properties) }
+        mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
+                                     settings.sessionExpirySeconds)
+        let rc = mosquitto_connect_bind_v5(mosq, settings.host, Int32(settings.port),
+                                           Int32(settings.keepaliveSeconds), nil, properties)
+        if rc != .mosqSuccess {
+            logger.warning("broker \(settings.host):\(settings.port) not reachable yet: \(MQTTError.text(for: rc)); retrying in the background")
+        }
+        let loop = mosquitto_loop_start(mosq)
+        if loop != .mosqSuccess {
+            logger.error("mosquitto_loop_start failed: \(MQTTError.text(for: loop)); MQTT is offline")
+        }
+    }
+
+    /// Logs the resolved configuration once (never the password).
+    private func logConfiguration() {
+        let s = settings
+        var parts = ["broker \(s.host):\(s.port)", "client id \(s.clientID)", "MQTT v5",
+                     "keepalive \(s.keepaliveSeconds) s", "session expiry \(s.sessionExpirySeconds) s",
+                     "reconnect \(s.reconnectMinSeconds)…\(s.reconnectMaxSeconds) s"]
+        if let user = s.username { parts.append("user \(user)" + (s.password == nil ? "" : " (password set)")) }
+        if let tls = s.tls {
+            parts.append("TLS ca \(tls.caFile)" + (tls.certFile.map { " cert \($0)" } ?? ""))
+        } else {
+            parts.append("no TLS")
+        }
+        if let will = s.will { parts.append("will on \(will.topic) (qos \(will.qos), retain \(will.retain))") }
+        parts.append("subscriptions \(s.subscriptions)")
+        logger.info(parts.joined(separator: ", "))
+    }
+}
+
+/// pthread entry point of the start-up connect thread; `context` is a
+/// retained `MQTTLink`, released here.
+private func connectThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let context else { return nil }
+    let link = Unmanaged<MQTTLink>.fromOpaque(context).takeRetainedValue()
+    link.connectAndStartLoop()
+    return nil
+}

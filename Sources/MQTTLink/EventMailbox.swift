@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SpeakerSystem
+import Synchronization
+
+/// A queue from libmosquitto's network thread to the main loop: a
+/// mutex-protected array plus an eventfd that is readable while events wait.
+/// `post` may be called from any thread; `drain` from the consumer only.
+final class EventMailbox<Event: Sendable>: Sendable {
+    private let waker: EventFD
+    private let pending = Mutex<[Event]>([])
+
+    /// The eventfd (non-blocking, close-on-exec), readable while events wait.
+    var fd: Int32 { waker.fd }
+
+    init() throws(MQTTError) {
+        waker = try makeEventFD()
+    }
+
+    /// Appends `event` and wakes the consumer. Called on libmosquitto's thread.
+    func post(_ event: Event) {
+        pending.withLock { $0.append(event) }
+        waker.signal()
+    }
+
+    /// Takes every pending event. Resets the eventfd *before* taking the
+    /// queue, so an event posted concurrently either comes back now or
+    /// leaves the fd readable: no wake-up is lost.
+    func drain() -> [Event] {
+        waker.drain()
+        return pending.withLock { queue in
+            let events = queue
+            queue.removeAll(keepingCapacity: true)
+            return events
+        }
+    }
+}
+
+/// Waits up to `milliseconds` for `fd` to become readable (poll(2), EINTR
+/// retried). Returns false on timeout.
+func waitReadable(_ fd: Int32, milliseconds: Int) -> Bool {
+    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    while true {
+        let n = poll(&entry, 1, Int32(clamping: max(0, milliseconds)))
+        if n < 0 && errno == EINTR { continue }
+        return n > 0
+    }
+}
+
+/// Monotonic milliseconds, for deadlines.
+func monotonicMilliseconds() -> Int {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+}
+
+/// SpeakerSystem's eventfd, with its error re-typed for this module.
+func makeEventFD() throws(MQTTError) -> EventFD {
+    do {
+        return try EventFD()
+    } catch {
+        throw MQTTError(function: error.operation, code: error.errno, message: error.message)
+    }
+}

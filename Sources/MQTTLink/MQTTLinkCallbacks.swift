@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMosquitto
+
+// libmosquitto callbacks. They run on libmosquitto's network thread, so they
+// are plain global functions (no actor isolation, no captures) and reach the
+// link through the userdata pointer set in `mosquitto_new`. The link keeps
+// itself retained while the client exists, so the pointer is always valid
+// here. They only post events (and re-subscribe on connect): no logging, no
+// blocking.
+
+/// Borrows the `MQTTLink` behind libmosquitto's userdata pointer.
+private func link(_ userdata: UnsafeMutableRawPointer?) -> MQTTLink? {
+    guard let userdata else { return nil }
+    return Unmanaged<MQTTLink>.fromOpaque(userdata).takeUnretainedValue()
+}
+
+/// on_connect (v5): on success re-subscribe every topic at QoS 1 — the broker
+/// may have lost the session — then report `.connected`.
+func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
+                   _ flags: Int32, _ properties: OpaquePointer?) {
+    guard let link = link(userdata) else { return }
+    guard rc == 0 else {
+        link.lastRefusal.store(rc, ordering: .releasing)
+        return
+    }
+    for topic in link.settings.subscriptions {
+        mosquitto_subscribe_v5(mosq, nil, topic, 1, 0, nil)
+    }
+    link.connected.store(true, ordering: .releasing)
+    link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))
+}
+
+/// on_disconnect (v5): report it; libmosquitto reconnects by itself.
+func linkOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
+                      _ properties: OpaquePointer?) {
+    guard let link = link(userdata) else { return }
+    link.connected.store(false, ordering: .releasing)
+    link.mailbox.post(.disconnected(reason: rc))
+}
+
+/// on_publish (v5): the PUBACK (QoS 1) or the write (QoS 0) of `mid`.
+func linkOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
+                   _ reasonCode: Int32, _ properties: OpaquePointer?) {
+    link(userdata)?.tracker.acknowledged(messageID: mid)
+}
+
+/// on_message (v5): copy topic, payload and the Response Topic / Correlation
+/// Data properties out of libmosquitto's buffers.
+func linkOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
+                   _ message: UnsafePointer<mosquitto_message>?, _ properties: OpaquePointer?) {
+    guard let link = link(userdata), let message = decodeMessage(message, properties) else { return }
+    link.mailbox.post(.message(message))
+}
+
+/// Converts a libmosquitto message and its v5 properties into `MQTTMessage`.
+/// Also used by TestSupport-like peers; any thread.
+func decodeMessage(_ raw: UnsafePointer<mosquitto_message>?, _ properties: OpaquePointer?) -> MQTTMessage? {
+    guard let raw, let topicPointer = raw.pointee.topic else { return nil }
+    let length = Int(raw.pointee.payloadlen)
+    var payload: [UInt8] = []
+    if length > 0, let bytes = raw.pointee.payload {
+        payload = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+    var responseTopic: String? = nil
+    var text: UnsafeMutablePointer<CChar>? = nil
+    if mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &text, false) != nil,
+       let text {
+        responseTopic = String(cString: text)
+        free(text)
+    }
+    var correlationData: [UInt8]? = nil
+    var binary: UnsafeMutableRawPointer? = nil
+    var binaryLength: UInt16 = 0
+    if mosquitto_property_read_binary(properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue),
+                                      &binary, &binaryLength, false) != nil {
+        correlationData = binary.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(binaryLength))) } ?? []
+        free(binary)
+    }
+    return MQTTMessage(topic: String(cString: topicPointer), payload: payload, qos: Int(raw.pointee.qos),
+                       retain: raw.pointee.retain, responseTopic: responseTopic, correlationData: correlationData)
+}

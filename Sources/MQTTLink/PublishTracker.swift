@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SpeakerSystem
+import Synchronization
+
+/// Tracks QoS 1 messages libmosquitto has not yet seen acknowledged, so
+/// `shutdown` can wait for PUBACKs. `published` is called on the main thread
+/// after `mosquitto_publish_v5` returns a message id; `acknowledged` on
+/// libmosquitto's thread from `on_publish`. Because the PUBACK can arrive
+/// before `mosquitto_publish_v5` has even returned, each side records what
+/// the other has not seen yet.
+final class PublishTracker: Sendable {
+    private struct State {
+        /// QoS 1 ids published and not yet acknowledged.
+        var inFlight: Set<Int32> = []
+        /// ids acknowledged before `published` saw them.
+        var early: Set<Int32> = []
+        /// QoS 0 ids whose on_publish has not come yet (nothing waits for them).
+        var untracked: Set<Int32> = []
+    }
+
+    /// Bound for the bookkeeping sets: ids of messages dropped without a
+    /// callback (e.g. QoS 0 during a disconnect) must not pile up forever.
+    private static let limit = 1024
+
+    private let state = Mutex(State())
+    /// Readable after any tracked message was acknowledged.
+    private let waker: EventFD
+
+    init() throws(MQTTError) {
+        waker = try makeEventFD()
+    }
+
+    /// Records a message libmosquitto accepted. Main thread.
+    func published(messageID mid: Int32, qos: Int) {
+        state.withLock { s in
+            if s.early.remove(mid) != nil { return }
+            if qos > 0 {
+                s.inFlight.insert(mid)
+            } else {
+                if s.untracked.count >= Self.limit { s.untracked.removeAll() }
+                s.untracked.insert(mid)
+            }
+        }
+    }
+
+    /// Records an on_publish callback. libmosquitto's thread.
+    func acknowledged(messageID mid: Int32) {
+        let completed = state.withLock { s -> Bool in
+            if s.inFlight.remove(mid) != nil { return true }
+            if s.untracked.remove(mid) != nil { return false }
+            if s.early.count >= Self.limit { s.early.removeAll() }
+            s.early.insert(mid)
+            return false
+        }
+        if completed { waker.signal() }
+    }
+
+    /// Whether `mid` still waits for its PUBACK.
+    func isPending(_ mid: Int32) -> Bool {
+        state.withLock { $0.inFlight.contains(mid) }
+    }
+
+    /// Number of QoS 1 messages still waiting for a PUBACK.
+    var pendingCount: Int { state.withLock { $0.inFlight.count } }
+
+    /// Blocks (on the eventfd, not by sleeping) until `done()` or the
+    /// monotonic `deadline` (ms). Returns whether `done()` became true.
+    func wait(deadline: Int, until done: () -> Bool) -> Bool {
+        while !done() {
+            let remaining = deadline - monotonicMilliseconds()
+            if remaining <= 0 { return false }
+            if waitReadable(waker.fd, milliseconds: remaining) { waker.drain() }
+        }
+        return true
+    }
+}
