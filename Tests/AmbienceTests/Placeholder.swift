@@ -1,2 +1,0 @@
-import Testing
-@Test func placeholderAmbienceTests() { #expect(Bool(true)) }
