@@ -1,0 +1,88 @@
+import SpeakerProtocol
+
+extension Speaker {
+    /// The `device` payload for the current state.
+    var deviceDescriptor: DeviceDescriptor {
+        let volume: VolumeDescriptor
+        switch state.volume {
+        case .absolute(let level): volume = .absolute(level: level, step: config.volume.step)
+        case .relative: volume = .relative
+        }
+        return DeviceDescriptor(id: config.device.id, name: config.device.name, volume: volume,
+                                audio: state.audio, software: environment.software)
+    }
+
+    /// The actions accepted right now, so a phone shows only controls that work.
+    var availableCommands: [String] {
+        let s = state.session
+        let canStart = state.audio == .ok
+        var list: [String] = []
+        if s.intendsPlayback { list.append("pause") } else if canStart { list.append("play") }
+        if s.intendsPlayback || canStart { list.append("toggle") }
+        if s.isActive { list.append("stop") }
+        if canStart && state.catalog.count > 1 { list += ["next", "previous"] }
+        if canStart { list.append("select") }
+        if case .absolute = state.volume { list.append("setVolume") }
+        list += ["volumeUp", "volumeDown"]
+        return list
+    }
+
+    /// The session attributes for the current state, before revision and time are stamped.
+    private var sessionSnapshot: SessionAttributes {
+        let s = state.session
+        return SessionAttributes(
+            id: s.id, soundID: state.selectedSound.id, soundName: state.selectedSound.name,
+            isPlaying: s.isPlaying, intendsPlayback: s.intendsPlayback, updatedAt: "", clockSynced: false,
+            revision: 0, ended: !s.isActive, commands: availableCommands, devices: [deviceDescriptor])
+    }
+
+    /// Publishes whatever changed since the last publication: `device`,
+    /// `catalog`, and `session` with a new revision. Deferred while the engine
+    /// has outstanding requests, so a published state is one the engine has
+    /// reached; results of accepted commands follow the publication that
+    /// shows their change.
+    mutating func publishChanges() {
+        guard state.outstanding.isEmpty else { return }
+        if state.publishedCatalog != state.catalog {
+            state.publishedCatalog = state.catalog
+            effects.append(.publish(retained("catalog", .array(state.catalog.map(\.json)))))
+        }
+        let device = deviceDescriptor
+        if state.publishedDevice != device {
+            state.publishedDevice = device
+            effects.append(.publish(retained("device", device.json)))
+        }
+        var session = sessionSnapshot
+        var previous = state.publishedSession
+        previous?.revision = 0
+        previous?.updatedAt = ""
+        previous?.clockSynced = false
+        if previous != session {
+            let next = state.revision.next()
+            if let through = next.reserve { effects.append(.reserveRevisions(through: through)) }
+            session.revision = next.revision
+            session.updatedAt = environment.wallClock().iso8601
+            session.clockSynced = environment.clockSynced()
+            state.publishedSession = session
+            effects.append(.publish(retained("session", session.json)))
+        }
+        let ready = resultsAwaitingPublish
+        resultsAwaitingPublish = []
+        for (origin, level) in ready {
+            finish(.accepted(id: origin.id, revision: state.revision.current, level: level), for: origin)
+        }
+    }
+
+    /// After a (re)connect: the complete picture in contract order — `device`,
+    /// `catalog`, `session`, then `availability` = `online` last.
+    mutating func republishAll() {
+        if let device = state.publishedDevice { effects.append(.publish(retained("device", device.json))) }
+        if let catalog = state.publishedCatalog { effects.append(.publish(retained("catalog", .array(catalog.map(\.json))))) }
+        if let session = state.publishedSession { effects.append(.publish(retained("session", session.json))) }
+        effects.append(.publish(Publication(topic: topic("availability"), payload: Array("online".utf8), qos: 1, retain: true)))
+    }
+
+    private func retained(_ suffix: String, _ value: JSONValue) -> Publication {
+        Publication(topic: topic(suffix), payload: value.serialized(), qos: 1, retain: true)
+    }
+}

@@ -1,0 +1,102 @@
+import SpeakerProtocol
+
+/// The speaker's behaviour: the one owner of all state.
+///
+/// `reduce(_:)` takes an action (an input edge, a command payload, an engine
+/// report, a tick) and returns the effects for the adapters to perform, in
+/// order. It never performs I/O and never reads a clock: time arrives with
+/// the actions and the rest through `SpeakerEnvironment`. Use it from one
+/// thread (the main loop).
+///
+/// Where to look: transport (play, pause, next…) in `Speaker+Transport`,
+/// commands and their results in `Speaker+Commands`, volume in
+/// `Speaker+Volume`, what gets published and when in `Speaker+Publishing`.
+public struct Speaker: Sendable {
+    public internal(set) var state: SpeakerState
+    public let config: SpeakerConfig
+    let environment: SpeakerEnvironment
+    /// Effects accumulated by the action being reduced.
+    var effects: [SpeakerEffect] = []
+    /// Accepted commands whose result waits for the publication that shows their change.
+    var resultsAwaitingPublish: [(PendingCommand, level: Double?)] = []
+
+    /// - Parameters:
+    ///   - catalog: the sounds in playback order (at least one).
+    ///   - revisionReservation: the last durably reserved revision (0 on a fresh device).
+    public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
+                revisionReservation: UInt64) {
+        self.config = config
+        self.environment = environment
+        let volume: VolumeState = config.volume.mode == .gpioStep
+            ? .relative : .absolute(level: min(config.volume.initialLevel, config.volume.maxLevel))
+        state = SpeakerState(catalog: catalog, volume: volume,
+                             revision: RevisionCounter(persistedReservation: revisionReservation),
+                             inputs: InputDecoders(config: config.inputs))
+    }
+
+    /// `{prefix}/{deviceId}/{suffix}`.
+    func topic(_ suffix: String) -> String { "\(config.topicRoot)/\(suffix)" }
+
+    /// The earliest instant at which a `.tick` has work to do (debounce, long
+    /// press, double press, session idle timeout); nil when nothing is due.
+    public var nextDeadline: MonotonicInstant? {
+        [state.inputs.nextDeadline, idleDeadline].compactMap { $0 }.min()
+    }
+
+    /// Applies one action and returns the effects to perform, in order.
+    public mutating func reduce(_ action: SpeakerAction) -> [SpeakerEffect] {
+        effects = []
+        switch action {
+        case .start:
+            if case .absolute(let level) = state.volume { effects.append(.audio(.setLevel(level))) }
+        case .lineEdge(let edge):
+            for event in state.inputs.edge(edge) { handleInput(event, at: edge.at) }
+        case .tick(let now):
+            for event in state.inputs.advance(to: now) { handleInput(event, at: now) }
+            if let deadline = idleDeadline, deadline <= now {
+                effects.append(.log(.info, "session \(state.session.id ?? "-") ended after \(config.session.idleTimeoutSeconds) s paused"))
+                endSession()
+            }
+        case let .command(incoming, now):
+            handleCommand(incoming, at: now)
+        case let .engine(report, now):
+            handleEngineReport(report, at: now)
+        case .mqttConnected:
+            state.mqttConnected = true
+            publishChanges()
+            republishAll()
+        case .mqttDisconnected:
+            state.mqttConnected = false
+        }
+        publishChanges()
+        return effects
+    }
+
+    /// Acts on a decoded physical input: publishes it on `event`, then applies
+    /// the default action (hardware.md, "Inputs").
+    mutating func handleInput(_ event: InputEvent, at now: MonotonicInstant) {
+        switch event {
+        case let .button(button, gesture):
+            publishEvent(.button(name: button.rawValue, gesture: gesture.rawValue))
+            let command: Command?
+            switch (button, gesture) {
+            case (.playPause, .press), (.encoderSwitch, .press): command = .toggle
+            case (.playPause, .long): command = .stop
+            case (.next, .press): command = .next
+            case (.previous, .press): command = .previous
+            default: command = nil
+            }
+            guard let command else { return }
+            if case .rejected(let code, let message) = apply(command, origin: nil, at: now) {
+                effects.append(.log(.notice, "\(button.rawValue) \(gesture.rawValue) ignored (\(code.rawValue)): \(message)"))
+            }
+        case let .knob(detents, steps):
+            publishEvent(.knob(delta: detents))
+            _ = stepVolume(by: steps)
+        }
+    }
+
+    private mutating func publishEvent(_ payload: InputEventPayload) {
+        effects.append(.publish(Publication(topic: topic("event"), payload: payload.json.serialized(), qos: 0, retain: false)))
+    }
+}

@@ -1,0 +1,47 @@
+import SpeakerProtocol
+
+/// What the audio engine tells the core (through the effect runner).
+public enum EngineReport: Equatable, Sendable {
+    /// The request with this ticket took effect: audio is leaving the speaker.
+    case playing(ticket: UInt64)
+    /// The request with this ticket took effect: the fade-out finished, silence.
+    case paused(ticket: UInt64)
+    /// The output device failed or vanished; the engine retries by itself.
+    case unavailable(reason: String)
+    /// The output device works (again).
+    case available
+    /// Total underruns recovered so far.
+    case underruns(total: Int)
+}
+
+/// A `command` message as it arrived: raw payload plus MQTT v5 response routing.
+public struct IncomingCommand: Equatable, Sendable {
+    public var payload: [UInt8]
+    public var responseTopic: String?
+    public var correlationData: [UInt8]?
+
+    public init(payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
+        self.payload = payload
+        self.responseTopic = responseTopic
+        self.correlationData = correlationData
+    }
+}
+
+/// Everything that can happen to the speaker. Each action carries the
+/// monotonic time it happened at, so the core never reads a clock.
+public enum SpeakerAction: Equatable, Sendable {
+    /// Start-up: publish the initial state, set the initial level, resume if asked.
+    case start(at: MonotonicInstant)
+    /// A raw edge from the board (real or simulated).
+    case lineEdge(LineEdge)
+    /// Time passed: run due deadlines (debounce, long press, idle timeout).
+    case tick(MonotonicInstant)
+    /// A payload arrived on the `command` topic.
+    case command(IncomingCommand, at: MonotonicInstant)
+    /// A report from the audio engine.
+    case engine(EngineReport, at: MonotonicInstant)
+    /// The MQTT link (re)connected: republish everything, `online` last.
+    case mqttConnected(at: MonotonicInstant)
+    /// The MQTT link dropped.
+    case mqttDisconnected(at: MonotonicInstant)
+}

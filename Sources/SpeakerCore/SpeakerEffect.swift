@@ -1,0 +1,51 @@
+/// One MQTT publication the core wants sent.
+public struct Publication: Equatable, Sendable {
+    public var topic: String
+    public var payload: [UInt8]
+    public var qos: Int
+    public var retain: Bool
+    /// MQTT v5 correlation data, for replies on a caller's response topic.
+    public var correlationData: [UInt8]?
+
+    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]? = nil) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+        self.correlationData = correlationData
+    }
+
+    /// The payload as text (for logs and tests).
+    public var text: String { String(decoding: payload, as: UTF8.self) }
+}
+
+/// A request to the audio engine. Transport requests carry a ticket that the
+/// engine echoes in its `EngineReport` once the request has taken effect.
+public enum AudioRequest: Equatable, Sendable {
+    case play(soundID: String, fadeMs: Int, ticket: UInt64)
+    case switchTo(soundID: String, crossfadeMs: Int, ticket: UInt64)
+    case pause(fadeMs: Int, ticket: UInt64)
+    /// Absolute level in [0, 1] (software gain or mixer); the engine ramps to it.
+    case setLevel(Double)
+}
+
+/// Pulses for a step-only amplifier's UP/DOWN lines.
+public enum AmpPulse: Equatable, Sendable {
+    case up(count: Int)
+    case down(count: Int)
+}
+
+/// Severity of a core log line.
+public enum CoreLogLevel: Equatable, Sendable { case error, warning, notice, info, debug }
+
+/// What the core asks the outside world to do. The effect runner performs
+/// effects in order: a `reserveRevisions` always precedes the publication
+/// that needs it, so a published revision is durable before it is seen.
+public enum SpeakerEffect: Equatable, Sendable {
+    case audio(AudioRequest)
+    case amp(AmpPulse)
+    case publish(Publication)
+    /// Durably record that revisions up to `through` may be used (see `RevisionCounter`).
+    case reserveRevisions(through: UInt64)
+    case log(CoreLogLevel, String)
+}

@@ -1,0 +1,53 @@
+/// A wall-clock reading (CLOCK_REALTIME): seconds and milliseconds since the Unix epoch.
+public struct WallClockReading: Equatable, Sendable {
+    public var seconds: Int64
+    public var milliseconds: Int
+
+    public init(seconds: Int64, milliseconds: Int) {
+        self.seconds = seconds
+        self.milliseconds = milliseconds
+    }
+
+    /// `2026-11-29T12:00:00.123Z`.
+    public var iso8601: String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secOfDay = Int(seconds - days * 86_400)
+        // Civil-from-days (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(Int64(secOfDay / 3600), 2)):"
+            + "\(pad(Int64(secOfDay / 60 % 60), 2)):\(pad(Int64(secOfDay % 60), 2)).\(pad(Int64(milliseconds), 3))Z"
+    }
+}
+
+/// The core's dependencies on the world, injected (live values in the
+/// executable, fixed ones in tests). Called only from the core's thread.
+public struct SpeakerEnvironment: Sendable {
+    /// Reads the wall clock (for `updatedAt`).
+    public var wallClock: @Sendable () -> WallClockReading
+    /// Whether the wall clock is NTP-synchronised (for `clockSynced`).
+    public var clockSynced: @Sendable () -> Bool
+    /// A fresh opaque session id (a UUID in the live environment).
+    public var newSessionID: @Sendable () -> String
+    /// `ambient-speaker 0.1.0`.
+    public var software: String
+
+    public init(wallClock: @escaping @Sendable () -> WallClockReading, clockSynced: @escaping @Sendable () -> Bool,
+                newSessionID: @escaping @Sendable () -> String, software: String) {
+        self.wallClock = wallClock
+        self.clockSynced = clockSynced
+        self.newSessionID = newSessionID
+        self.software = software
+    }
+}

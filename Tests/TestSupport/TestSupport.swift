@@ -1,3 +1,0 @@
-import CMosquitto
-/// Test support.
-public enum TestSupportModule {}
