@@ -1,3 +1,0 @@
-import CALSA
-/// ALSA playback on its own real-time thread.
-public enum AudioALSAModule {}

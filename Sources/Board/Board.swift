@@ -1,3 +1,0 @@
-import SpeakerCore
-/// Boards: the simulated board and (later) libgpiod.
-public enum BoardModule {}

@@ -1,0 +1,187 @@
+import SpeakerCore
+import SpeakerSystem
+
+/// The simulated board (`board.kind: "simulated"`): stands in for the GPIO
+/// chip and produces timestamped ``LineEdge``s, so the same debounce, gesture
+/// and quadrature decoders run as on the real board. Driven by text commands
+/// (``handle(command:)``, see ``BoardCommand``) from the control socket or the
+/// `demo` keyboard.
+///
+/// Edges happen in real time: each command becomes a script of edges on one
+/// ordered schedule, one ``EventLoop`` timer is armed for the next edge, and
+/// each edge is delivered to `onEdge` with its *scheduled* monotonic
+/// timestamp (like a kernel edge timestamp), however late the loop runs.
+/// Commands never interleave: a command sent while earlier edges are still
+/// pending starts ``commandGapMilliseconds`` after the last of them (so
+/// `press next` twice gives two separate presses even with debouncing).
+/// To press two buttons together use `down A`, `press B`, `up A`.
+///
+/// Levels are logical (`isActive` true = pressed/closed); all lines start
+/// inactive. Threading: loop thread only; `onEdge` runs on it.
+public final class SimulatedBoard {
+    /// How long `press` holds a button down.
+    public let pressMilliseconds: Int
+    /// Time between the four quadrature transitions of a detent.
+    public let stepMilliseconds: Int
+    /// Pause before a command queued behind unfinished edges.
+    public let commandGapMilliseconds: Int
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let onEdge: (LineEdge) -> Void
+    private var bounce: ContactBounce
+    private var bounceEnabled = false
+    /// Edges not yet delivered, in time order (scripts only ever append later times).
+    private var pending: [ScheduledEdge] = []
+    private var timer: EventLoop.TimerID?
+    /// The level of each line once every pending edge has happened.
+    private var projected: [InputLine: Bool] = [:]
+    /// The instant of the last edge ever scheduled (0 before the first).
+    private var lastScheduled: UInt64 = 0
+    private var upPulses = 0
+    private var downPulses = 0
+
+    /// The level of each line as delivered so far (absent = inactive).
+    public private(set) var levels: [InputLine: Bool] = [:]
+
+    /// Creates the board with every line inactive. `seed` makes contact
+    /// bounce reproducible. Logs its configuration once.
+    public init(
+        loop: EventLoop, logger: Logger,
+        pressMilliseconds: Int = 50, stepMilliseconds: Int = 3, commandGapMilliseconds: Int = 50,
+        seed: UInt64 = 0x5EED_B0A4D,
+        onEdge: @escaping (LineEdge) -> Void
+    ) {
+        self.loop = loop
+        self.logger = logger
+        self.pressMilliseconds = pressMilliseconds
+        self.stepMilliseconds = stepMilliseconds
+        self.commandGapMilliseconds = commandGapMilliseconds
+        self.bounce = ContactBounce(seed: seed)
+        self.onEdge = onEdge
+        logger.info("simulated board: press \(pressMilliseconds) ms, quadrature step \(stepMilliseconds) ms, "
+            + "command gap \(commandGapMilliseconds) ms, bounce off, all lines inactive")
+    }
+
+    /// Runs one text command and answers `ok`, `up=N down=M` for `pulses`,
+    /// or `error: …` naming what was wrong (unknown command or button, bad
+    /// number, a button that is already down/up).
+    public func handle(command line: String) -> String {
+        switch BoardCommand.parse(line) {
+        case .failure(let error):
+            logger.debug("refused \"\(line)\": \(error.message)")
+            return error.description
+        case .success(let command):
+            switch perform(command) {
+            case .failure(let error):
+                logger.debug("refused \"\(line)\": \(error.message)")
+                return error.description
+            case .success(let reply):
+                logger.debug("\(line) -> \(reply)")
+                return reply
+            }
+        }
+    }
+
+    /// Runs a parsed command; the reply as for ``handle(command:)``.
+    public func perform(_ command: BoardCommand) -> Result<String, BoardCommandError> {
+        let press = UInt64(pressMilliseconds) * 1_000_000
+        switch command {
+        case .press(let line):
+            if let error = require(line, down: false, for: "press") { return .failure(error) }
+            enqueue([(0, line, true), (press, line, false)])
+        case .hold(let line, let milliseconds):
+            if let error = require(line, down: false, for: "hold") { return .failure(error) }
+            enqueue([(0, line, true), (UInt64(milliseconds) * 1_000_000, line, false)])
+        case .down(let line):
+            if let error = require(line, down: false, for: "down") { return .failure(error) }
+            enqueue([(0, line, true)])
+        case .up(let line):
+            if let error = require(line, down: true, for: "up") { return .failure(error) }
+            enqueue([(0, line, false)])
+        case .turn(let detents):
+            enqueue(Self.quadrature(detents: detents, stepNanoseconds: UInt64(stepMilliseconds) * 1_000_000))
+        case .bounce(let on):
+            bounceEnabled = on
+            logger.info("simulated board: bounce \(on ? "on" : "off")")
+        case .pulses:
+            return .success("up=\(upPulses) down=\(downPulses)")
+        }
+        return .success("ok")
+    }
+
+    /// Records one pulse the `gpio-step` volume driver sent to the amp's UP
+    /// (`up: true`) or DOWN line; ``handle(command:)`` answers `pulses` with
+    /// the counts.
+    public func recordPulse(up: Bool) {
+        if up { upPulses += 1 } else { downPulses += 1 }
+    }
+
+    /// Pulses recorded so far by ``recordPulse(up:)``.
+    public var pulseCounts: (up: Int, down: Int) { (upPulses, downPulses) }
+
+    /// True while edges are still waiting to be delivered.
+    public var isBusy: Bool { !pending.isEmpty }
+
+    /// The edge script of `detents` full cycles: clockwise (positive) A leads
+    /// B — A=1, B=1, A=0, B=0 — counter-clockwise B leads; `step` apart.
+    static func quadrature(detents: Int, stepNanoseconds step: UInt64) -> [(UInt64, InputLine, Bool)] {
+        let (lead, lag): (InputLine, InputLine) = detents > 0 ? (.encoderA, .encoderB) : (.encoderB, .encoderA)
+        var script: [(UInt64, InputLine, Bool)] = []
+        var at: UInt64 = 0
+        for _ in 0..<abs(detents) {
+            for (line, level) in [(lead, true), (lag, true), (lead, false), (lag, false)] {
+                script.append((at, line, level))
+                at += step
+            }
+        }
+        return script
+    }
+
+    // MARK: Schedule
+
+    private func require(_ line: InputLine, down: Bool, for verb: String) -> BoardCommandError? {
+        let isDown = projected[line] ?? false
+        if isDown == down { return nil }
+        return BoardCommandError(isDown
+            ? "\(line.rawValue) is held down; send \"up \(line.rawValue)\" before \"\(verb)\""
+            : "\(line.rawValue) is not down")
+    }
+
+    /// Appends a script (offsets from its start) to the schedule, expanding
+    /// each edge into a bounce burst when bounce is on, and arms the timer.
+    private func enqueue(_ script: [(offset: UInt64, line: InputLine, isActive: Bool)]) {
+        let now = MonotonicClock.now()
+        let gap = UInt64(commandGapMilliseconds) * 1_000_000
+        let start = pending.isEmpty && lastScheduled + gap <= now ? now : max(now, lastScheduled + gap)
+        for step in script {
+            let edge = ScheduledEdge(at: start + step.offset, line: step.line, isActive: step.isActive)
+            let edges = bounceEnabled ? bounce.burst(for: edge) : [edge]
+            pending.append(contentsOf: edges)
+            projected[step.line] = step.isActive
+        }
+        lastScheduled = pending.last?.at ?? lastScheduled
+        armTimer()
+    }
+
+    private func armTimer() {
+        guard timer == nil, let next = pending.first else { return }
+        timer = loop.schedule(at: next.at) { [weak self] in
+            self?.timer = nil
+            self?.deliverDue()
+        }
+    }
+
+    /// Delivers every edge whose instant has come, in order, then re-arms.
+    private func deliverDue() {
+        let now = MonotonicClock.now()
+        let due = pending.prefix { $0.at <= now }.count
+        let edges = pending[0..<due]
+        pending.removeFirst(due)
+        for edge in edges {
+            levels[edge.line] = edge.isActive
+            onEdge(LineEdge(line: edge.line, isActive: edge.isActive, at: MonotonicInstant(nanoseconds: edge.at)))
+        }
+        armTimer()
+    }
+}

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import SpeakerSystem
+
+@Suite struct FileIOTests {
+    /// A fresh directory under /tmp (mkdtemp).
+    private func temporaryDirectory() throws -> String {
+        var template = Array("/tmp/speaker-fileio-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SystemError(operation: "mkdtemp", errno: errno)
+        }
+        return String(cString: made)
+    }
+
+    private func entries(of directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    @Test func atomicWriteRoundTripsAndReplacesWithoutLeftovers() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/state.json"
+        defer { unlink(path); rmdir(directory) }
+        try FileIO.writeAtomically(path: path, text: "{\"level\":0.4}")
+        #expect(try FileIO.readText(path: path) == "{\"level\":0.4}")
+        let binary = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try FileIO.writeAtomically(path: path, bytes: binary, mode: 0o600)
+        #expect(try FileIO.read(path: path) == binary)
+        var status = stat()
+        #expect(stat(path, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        #expect(entries(of: directory) == ["state.json"], "no temporary file is left behind")
+    }
+
+    @Test func errorsNameThePath() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/big"
+        defer { unlink(path); rmdir(directory) }
+        #expect(throws: SystemError(operation: "open", errno: ENOENT, path: directory + "/missing")) {
+            _ = try FileIO.read(path: directory + "/missing")
+        }
+        try FileIO.writeAtomically(path: path, bytes: [UInt8](repeating: 7, count: 100))
+        do {
+            _ = try FileIO.read(path: path, maxBytes: 99)
+            Issue.record("expected EFBIG")
+        } catch {
+            #expect(error.errno == EFBIG && error.path == path)
+        }
+        #expect(throws: SystemError.self) {
+            try FileIO.writeAtomically(path: directory + "/no/such/dir/file", text: "x")
+        }
+        #expect(try FileIO.read(path: "/dev/urandom", exactly: 16).count == 16)
+    }
+}

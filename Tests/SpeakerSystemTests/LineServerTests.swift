@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import SpeakerSystem
+
+/// A real Unix-socket client talking to a real ``LineServer``, all on one
+/// EventLoop (the client's writes are timers, its reads a reader).
+@Suite struct LineServerTests {
+    private func socketPath() -> String {
+        "/tmp/speaker-linesrv-\(getpid())-\(randomBytes(4).map { String($0, radix: 16) }.joined()).sock"
+    }
+
+    private let logger = Logger(component: "test", threshold: .debug, backend: MemoryLogBackend())
+
+    /// A connected, non-blocking client socket.
+    private func connectClient(to path: String) throws -> Int32 {
+        let fd = try systemCall("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        _ = try systemCall("connect") {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return fd
+    }
+
+    private func write(_ text: String, to fd: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// Runs the loop until `expected` reply lines arrived on `client` (or 2 s).
+    private func collectReplies(_ loop: EventLoop, client: Int32, expected: Int) throws -> [String] {
+        var replies: [String] = []
+        var partial: [UInt8] = []
+        let registration = loop.addReader(fd: client) {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+            guard n > 0 else { loop.stop(); return }
+            for byte in buffer[0..<n] {
+                if byte == UInt8(ascii: "\n") {
+                    replies.append(String(decoding: partial, as: UTF8.self))
+                    partial.removeAll()
+                } else {
+                    partial.append(byte)
+                }
+            }
+            if replies.count >= expected { loop.stop() }
+        }
+        let guardTimer = loop.schedule(after: 2000) { replies.append("<timeout>"); loop.stop() }
+        try loop.run()
+        loop.remove(registration)
+        loop.cancel(guardTimer)
+        return replies
+    }
+
+    @Test func answersEachLineIncludingBatchedSplitAndCRLF() throws {
+        let loop = try EventLoop()
+        let path = socketPath()
+        let server = try LineServer(path: path, loop: loop, logger: logger) { "echo:\($0)" }
+        let client = try connectClient(to: path)
+        defer { close(client) }
+        // Several lines in one write, then one line split over two writes.
+        write("press playPause\npulses\r\n\nhel", to: client)
+        loop.schedule(after: 10) { self.write("lo world\n", to: client) }
+        let replies = try collectReplies(loop, client: client, expected: 3)
+        #expect(replies == ["echo:press playPause", "echo:pulses", "echo:hello world"])
+        #expect(server.clientCount == 1)
+
+        // A second client is served independently.
+        let other = try connectClient(to: path)
+        defer { close(other) }
+        write("second\n", to: other)
+        #expect(try collectReplies(loop, client: other, expected: 1) == ["echo:second"])
+        server.close()
+        #expect(access(path, F_OK) != 0, "close() removes the socket file")
+    }
+
+    @Test func overLongLinesGetAnErrorAndTheNextLineStillWorks() throws {
+        let loop = try EventLoop()
+        let path = socketPath()
+        let server = try LineServer(path: path, loop: loop, logger: logger, maxLineBytes: 1024) { "echo:\($0)" }
+        defer { server.close() }
+        let client = try connectClient(to: path)
+        defer { close(client) }
+        let exact = String(repeating: "y", count: 1024)
+        write(String(repeating: "x", count: 2000) + "\nafter\n" + exact + "\r\n", to: client)
+        // An over-long line arriving in pieces gets one error only.
+        loop.schedule(after: 5) { self.write(String(repeating: "z", count: 1500), to: client) }
+        loop.schedule(after: 10) { self.write(String(repeating: "z", count: 600) + "\nok2\n", to: client) }
+        let replies = try collectReplies(loop, client: client, expected: 5)
+        #expect(replies == [
+            "error: line too long (over 1024 bytes)", "echo:after", "echo:\(exact)",
+            "error: line too long (over 1024 bytes)", "echo:ok2",
+        ])
+    }
+
+    @Test func replacesAStaleSocketButRefusesOtherFilesAndLiveServers() throws {
+        let loop = try EventLoop()
+        let path = socketPath()
+        // A stale socket file: bound, then its process "died" without unlinking.
+        let stale = try systemCall("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        _ = try systemCall("bind") {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        }
+        close(stale)
+        #expect(access(path, F_OK) == 0)
+        let server = try LineServer(path: path, loop: loop, logger: logger) { _ in "ok" }
+
+        // A live server at the same path is not stolen.
+        #expect(throws: SystemError(operation: "bind (another server is listening)", errno: EADDRINUSE, path: path)) {
+            _ = try LineServer(path: path, loop: loop, logger: logger) { _ in "ok" }
+        }
+        server.close()
+
+        // A regular file is never removed.
+        let file = socketPath() + ".txt"
+        try FileIO.writeAtomically(path: file, text: "keep me")
+        defer { unlink(file) }
+        #expect(throws: SystemError(operation: "bind (path exists and is not a socket)", errno: ENOTSOCK, path: file)) {
+            _ = try LineServer(path: file, loop: loop, logger: logger) { _ in "ok" }
+        }
+        #expect(try FileIO.readText(path: file) == "keep me")
+    }
+}
