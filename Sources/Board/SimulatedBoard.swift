@@ -11,9 +11,10 @@ import SpeakerSystem
 /// ordered schedule, one ``EventLoop`` timer is armed for the next edge, and
 /// each edge is delivered to `onEdge` with its *scheduled* monotonic
 /// timestamp (like a kernel edge timestamp), however late the loop runs.
-/// Commands never interleave: a command sent while earlier edges are still
-/// pending starts ``commandGapMilliseconds`` after the last of them (so
-/// `press next` twice gives two separate presses even with debouncing).
+/// Commands never interleave: a command starts no earlier than
+/// ``commandGapMilliseconds`` after the last edge of the previous one (so
+/// `press next` twice gives two separate presses even with debouncing, and a
+/// `hold` delays whatever is queued behind it).
 /// To press two buttons together use `down A`, `press B`, `up A`.
 ///
 /// Levels are logical (`isActive` true = pressed/closed); all lines start
@@ -54,13 +55,14 @@ public final class SimulatedBoard {
     ) {
         self.loop = loop
         self.logger = logger
-        self.pressMilliseconds = pressMilliseconds
-        self.stepMilliseconds = stepMilliseconds
-        self.commandGapMilliseconds = commandGapMilliseconds
+        // At least 1 ms each, so a bounce burst (≤ 0.8 ms) never overlaps the next edge.
+        self.pressMilliseconds = max(1, pressMilliseconds)
+        self.stepMilliseconds = max(1, stepMilliseconds)
+        self.commandGapMilliseconds = max(1, commandGapMilliseconds)
         self.bounce = ContactBounce(seed: seed)
         self.onEdge = onEdge
-        logger.info("simulated board: press \(pressMilliseconds) ms, quadrature step \(stepMilliseconds) ms, "
-            + "command gap \(commandGapMilliseconds) ms, bounce off, all lines inactive")
+        logger.info("simulated board: press \(self.pressMilliseconds) ms, quadrature step \(self.stepMilliseconds) ms, "
+            + "command gap \(self.commandGapMilliseconds) ms, bounce off, all lines inactive")
     }
 
     /// Runs one text command and answers `ok`, `up=N down=M` for `pulses`,
@@ -153,7 +155,8 @@ public final class SimulatedBoard {
     private func enqueue(_ script: [(offset: UInt64, line: InputLine, isActive: Bool)]) {
         let now = MonotonicClock.now()
         let gap = UInt64(commandGapMilliseconds) * 1_000_000
-        let start = pending.isEmpty && lastScheduled + gap <= now ? now : max(now, lastScheduled + gap)
+        // Never before the previous command's last edge plus the gap (0 at first).
+        let start = max(now, lastScheduled + gap)
         for step in script {
             let edge = ScheduledEdge(at: start + step.offset, line: step.line, isActive: step.isActive)
             let edges = bounceEnabled ? bounce.burst(for: edge) : [edge]

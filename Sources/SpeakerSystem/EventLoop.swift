@@ -226,27 +226,26 @@ public final class EventLoop {
         armedDeadline = wanted
     }
 
-    /// Fires the timers due now, in deadline order. Timers a handler
-    /// schedules for "now" fire on the next turn, so a handler that keeps
-    /// rescheduling itself cannot starve descriptors.
+    /// Fires the timers due now, strictly in deadline order — including
+    /// timers a handler schedules for a deadline that has already passed
+    /// (so order holds even when the loop runs late). At most
+    /// `maxTimersPerTurn` fire per turn, so a handler that keeps scheduling
+    /// into the past cannot starve descriptors.
     private func fireDueTimers() throws(SystemError) {
         var expirations: UInt64 = 0
         let fd = timerFD
         _ = try systemCallUnlessWouldBlock("read") { read(fd, &expirations, 8) }
         armedDeadline = 0  // fired (or stale): re-arm before the next poll
         let now = MonotonicClock.now()
-        var dueIDs: [UInt64] = []
-        for timer in timers {
-            guard timer.deadline <= now else { break }
-            dueIDs.append(timer.id)
-        }
-        for id in dueIDs where !stopRequested {
-            // A handler may have cancelled a later due timer: look it up again.
-            guard let index = timers.firstIndex(where: { $0.id == id }) else { continue }
-            let timer = timers.remove(at: index)
-            timer.handler()
+        var fired = 0
+        while !stopRequested, fired < Self.maxTimersPerTurn, let first = timers.first, first.deadline <= now {
+            timers.removeFirst()
+            fired += 1
+            first.handler()
         }
     }
+
+    private static let maxTimersPerTurn = 1024
 
     private func dispatchSignals() throws(SystemError) {
         var info = [UInt8](repeating: 0, count: LinuxCalls.signalInfoSize)

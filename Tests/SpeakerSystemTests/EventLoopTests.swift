@@ -34,6 +34,22 @@ import SpeakerSystem
         #expect(MonotonicClock.now() - base >= 40 * ms)
     }
 
+    @Test func lateLoopStillFiresInDeadlineOrderIncludingReentrantPastTimers() throws {
+        let loop = try EventLoop()
+        var fired: [String] = []
+        let base = MonotonicClock.now()
+        // All deadlines have passed before run() starts, as on a loaded machine.
+        loop.schedule(at: base - 30 * ms) {
+            fired.append("a")
+            loop.schedule(at: base - 25 * ms) { fired.append("scheduled-by-a") }
+        }
+        loop.schedule(at: base - 20 * ms) { fired.append("b") }
+        loop.schedule(at: base - 10 * ms) { fired.append("c") }
+        loop.schedule(after: 1) { loop.stop() }
+        try loop.run()
+        #expect(fired == ["a", "scheduled-by-a", "b", "c"])
+    }
+
     @Test func pastDeadlinesFireAndEqualDeadlinesKeepOrder() throws {
         let loop = try EventLoop()
         var fired: [Int] = []
