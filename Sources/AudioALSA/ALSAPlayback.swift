@@ -1,0 +1,135 @@
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One open ALSA playback pcm: S16_LE, 2 channels, interleaved, blocking writes.
+///
+/// Opened on any thread, then used by exactly one thread (the audio thread once
+/// `AudioEngine` has started). `write` allocates nothing in its steady state.
+final class ALSAPlayback: @unchecked Sendable {
+    // @unchecked Sendable: handed from the opening thread to the audio thread
+    // before that thread starts, then used only there.
+
+    /// What the device actually accepted (may differ from what was asked).
+    struct Negotiated: Sendable, Equatable {
+        var sampleRate: Int
+        var periodFrames: Int
+        var bufferFrames: Int
+    }
+
+    let device: String
+    let negotiated: Negotiated
+    private var pcm: OpaquePointer?
+
+    /// Opens `device` (any ALSA pcm name) for playback and configures it
+    /// (`snd_pcm_open`, `snd_pcm_hw_params_*` with `_malloc`, `snd_pcm_sw_params_*`).
+    init(device: String, sampleRate: Int, periodFrames: Int, bufferFrames: Int) throws(ALSAError) {
+        self.device = device
+        var handle: OpaquePointer?
+        var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, 0)
+        guard rc >= 0, let handle else { throw ALSAError(device: device, function: "snd_pcm_open", code: rc) }
+        do {
+            negotiated = try Self.configure(handle, device: device, sampleRate: sampleRate,
+                                             periodFrames: periodFrames, bufferFrames: bufferFrames)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        rc = snd_pcm_prepare(handle)
+        if rc < 0 {
+            snd_pcm_close(handle)
+            throw ALSAError(device: device, function: "snd_pcm_prepare", code: rc)
+        }
+        pcm = handle
+    }
+
+    deinit { close() }
+
+    /// Closes the pcm (`snd_pcm_close`); later calls do nothing.
+    func close() {
+        if let pcm { snd_pcm_close(pcm) }
+        pcm = nil
+    }
+
+    private static func configure(_ pcm: OpaquePointer, device: String, sampleRate: Int,
+                                  periodFrames: Int, bufferFrames: Int) throws(ALSAError) -> Negotiated {
+        func check(_ rc: Int32, _ function: String) throws(ALSAError) {
+            if rc < 0 { throw ALSAError(device: device, function: function, code: rc) }
+        }
+        var hw: OpaquePointer?
+        try check(snd_pcm_hw_params_malloc(&hw), "snd_pcm_hw_params_malloc")
+        defer { snd_pcm_hw_params_free(hw) }
+        try check(snd_pcm_hw_params_any(pcm, hw), "snd_pcm_hw_params_any")
+        try check(snd_pcm_hw_params_set_rate_resample(pcm, hw, 1), "snd_pcm_hw_params_set_rate_resample")
+        try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), "snd_pcm_hw_params_set_access")
+        try check(snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_S16_LE), "snd_pcm_hw_params_set_format")
+        try check(snd_pcm_hw_params_set_channels(pcm, hw, 2), "snd_pcm_hw_params_set_channels")
+        var rate = UInt32(clamping: sampleRate)
+        var dir: Int32 = 0
+        try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &dir), "snd_pcm_hw_params_set_rate_near")
+        var buffer = snd_pcm_uframes_t(max(bufferFrames, 64))
+        try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), "snd_pcm_hw_params_set_buffer_size_near")
+        var period = snd_pcm_uframes_t(max(periodFrames, 16))
+        dir = 0
+        try check(snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, &dir), "snd_pcm_hw_params_set_period_size_near")
+        try check(snd_pcm_hw_params(pcm, hw), "snd_pcm_hw_params")
+        try check(snd_pcm_hw_params_get_buffer_size(hw, &buffer), "snd_pcm_hw_params_get_buffer_size")
+        dir = 0
+        try check(snd_pcm_hw_params_get_period_size(hw, &period, &dir), "snd_pcm_hw_params_get_period_size")
+
+        var sw: OpaquePointer?
+        try check(snd_pcm_sw_params_malloc(&sw), "snd_pcm_sw_params_malloc")
+        defer { snd_pcm_sw_params_free(sw) }
+        try check(snd_pcm_sw_params_current(pcm, sw), "snd_pcm_sw_params_current")
+        // Start once the buffer is full; wake the writer whenever a period is free.
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, buffer / period * period), "snd_pcm_sw_params_set_start_threshold")
+        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), "snd_pcm_sw_params_set_avail_min")
+        try check(snd_pcm_sw_params(pcm, sw), "snd_pcm_sw_params")
+        return Negotiated(sampleRate: Int(rate), periodFrames: Int(period), bufferFrames: Int(buffer))
+    }
+
+    /// Writes `frames` interleaved stereo S16 frames (`snd_pcm_writei`), blocking
+    /// while the device buffer is full. Underruns and suspends are recovered
+    /// with `snd_pcm_recover`; returns how many were recovered in this call.
+    /// Anything `snd_pcm_recover` can't fix throws. Audio thread.
+    @discardableResult
+    func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(ALSAError) -> Int {
+        var underruns = 0
+        guard let pcm else { throw ALSAError(device: device, function: "snd_pcm_writei", code: -EBADFD) }
+        var done = 0
+        while done < frames {
+            let n = snd_pcm_writei(pcm, samples + 2 * done, snd_pcm_uframes_t(frames - done))
+            if n >= 0 {
+                done += n
+                continue
+            }
+            let code = Int32(truncatingIfNeeded: n)
+            if code == -EINTR || code == -EAGAIN { continue }
+            let recovered = snd_pcm_recover(pcm, code, 1)
+            if recovered < 0 { throw ALSAError(device: device, function: "snd_pcm_writei", code: code) }
+            if code == -EPIPE || code == -ESTRPIPE { underruns += 1 }
+        }
+        return underruns
+    }
+
+    /// Frames queued in the device and not yet played (`snd_pcm_delay`);
+    /// 0 for pcms without a clock (file/null). Audio thread.
+    func delay() -> Int {
+        guard let pcm else { return 0 }
+        var frames: snd_pcm_sframes_t = 0
+        return snd_pcm_delay(pcm, &frames) < 0 ? 0 : max(0, frames)
+    }
+
+    /// Stops immediately, discarding queued frames (`snd_pcm_drop`). Audio thread.
+    func drop() {
+        if let pcm { snd_pcm_drop(pcm) }
+    }
+
+    /// Makes the pcm ready to start again after `drop` (`snd_pcm_prepare`).
+    func prepare() throws(ALSAError) {
+        guard let pcm else { return }
+        let rc = snd_pcm_prepare(pcm)
+        if rc < 0 { throw ALSAError(device: device, function: "snd_pcm_prepare", code: rc) }
+    }
+}

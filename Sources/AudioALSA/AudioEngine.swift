@@ -1,0 +1,162 @@
+import Ambience
+import SpeakerSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Plays ambience through ALSA on a dedicated real-time audio thread.
+///
+/// Use from the main thread only: `start()`, then poll `reportFD` in the main
+/// loop; when it is readable call `drainReports()`; send transport and volume
+/// changes with `send(_:)`; stop with `shutdown(fadeMs:)`. The audio thread owns
+/// the pcm and the renderer; the two sides talk through lock-free SPSC queues
+/// and eventfds, so the main thread never blocks the audio and vice versa.
+public final class AudioEngine {
+    /// The settings asked for.
+    public let settings: Settings
+    /// What the device accepted at start (rate/period/buffer), nil before `start()`
+    /// or when the device was unavailable at start-up.
+    public private(set) var negotiated: Settings?
+    private let logger: Logger
+    private let requests = SPSCQueue<Request>(minimumCapacity: 64)
+    private let reports = SPSCQueue<Report>(minimumCapacity: 256)
+    private let wakeups: Result<(request: WakeupFD, report: WakeupFD, exit: WakeupFD), ALSAError>
+    private var worker: AudioThreadWorker?
+    private var thread: pthread_t?
+
+    /// Creates a stopped engine. `logger` receives the resolved configuration and
+    /// the notable reports (main thread only; the audio thread never logs).
+    public init(settings: Settings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+        wakeups = Result { () throws(ALSAError) in
+            (try WakeupFD.make(device: settings.device), try WakeupFD.make(device: settings.device),
+             try WakeupFD.make(device: settings.device))
+        }
+    }
+
+    deinit {
+        if thread != nil { shutdown(fadeMs: 0) }
+        if case .success(let fds) = wakeups {
+            // After a timed-out shutdown the thread may still use them: leak instead.
+            if thread == nil { fds.request.close(); fds.report.close(); fds.exit.close() }
+        }
+    }
+
+    /// Readable when reports are pending: add it to the main loop's poll set and
+    /// call `drainReports()` when it fires. -1 if eventfds could not be created
+    /// (then `start()` throws).
+    public var reportFD: Int32 {
+        (try? wakeups.get())?.report.fd ?? -1
+    }
+
+    /// True between a successful `start()` and `shutdown(fadeMs:)`.
+    public var isRunning: Bool { thread != nil }
+
+    /// Opens the device on the calling thread, logs the resolved configuration
+    /// and starts the audio thread (paused, unity gain, no source).
+    ///
+    /// With `failIfUnavailable` (default), a device that can't be opened throws
+    /// an `ALSAError` naming the device and the failing call. Without it, the
+    /// engine starts anyway, reports `deviceUnavailable` and keeps retrying while
+    /// playback is intended (for a USB DAC that is plugged in later).
+    public func start(failIfUnavailable: Bool = true) throws(ALSAError) {
+        guard thread == nil else { return }
+        let fds = try wakeups.get()
+        var playback: ALSAPlayback?
+        var effective = settings
+        do {
+            let opened = try ALSAPlayback(device: settings.device, sampleRate: settings.sampleRate,
+                                          periodFrames: settings.periodFrames, bufferFrames: settings.bufferFrames)
+            effective.sampleRate = opened.negotiated.sampleRate
+            effective.periodFrames = opened.negotiated.periodFrames
+            effective.bufferFrames = opened.negotiated.bufferFrames
+            negotiated = effective
+            playback = opened
+            logger.info("device \"\(settings.device)\": S16_LE stereo \(effective.sampleRate) Hz, period \(effective.periodFrames) frames, buffer \(effective.bufferFrames) frames (asked \(settings.sampleRate)/\(settings.periodFrames)/\(settings.bufferFrames))")
+        } catch {
+            if failIfUnavailable { throw error }
+            logger.warning("\(error); starting without it and retrying while playback is intended")
+        }
+        if effective.sampleRate != settings.sampleRate {
+            logger.warning("device runs at \(effective.sampleRate) Hz, not \(settings.sampleRate) Hz; sounds are generated at \(effective.sampleRate) Hz")
+        }
+        let worker = AudioThreadWorker(settings: effective, playback: playback, requests: requests, reports: reports,
+                                       requestWake: fds.request, reportWake: fds.report, exitWake: fds.exit)
+        let retained = Unmanaged.passRetained(worker)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { argument in
+            guard let argument else { return nil }
+            Unmanaged<AudioThreadWorker>.fromOpaque(argument).takeRetainedValue().run()
+            return nil
+        }, retained.toOpaque())
+        if rc != 0 {
+            retained.release()
+            throw ALSAError(device: settings.device, function: "pthread_create", code: -rc)
+        }
+        self.worker = worker
+        thread = tid
+    }
+
+    /// The sample rate sounds must be generated at (negotiated, else asked).
+    public var sampleRate: Int { negotiated?.sampleRate ?? settings.sampleRate }
+
+    /// Queues `request` for the audio thread and wakes it. Main thread only.
+    /// Returns false (and logs) if the queue is full or the engine is not running.
+    @discardableResult
+    public func send(_ request: Request) -> Bool {
+        guard thread != nil, case .success(let fds) = wakeups else {
+            logger.warning("request dropped: the audio engine is not running")
+            return false
+        }
+        guard requests.push(request) else {
+            logger.warning("request dropped: the audio request queue is full")
+            return false
+        }
+        fds.request.signal()
+        return true
+    }
+
+    /// Takes every pending report (oldest first) and resets `reportFD`. Logs
+    /// device changes, underruns and the scheduling result. Releasing the
+    /// returned `.retired` sources here is what keeps deinit off the audio
+    /// thread. Main thread only.
+    public func drainReports() -> [Report] {
+        if case .success(let fds) = wakeups { fds.report.drain() }
+        var out: [Report] = []
+        while let report = reports.pop() {
+            switch report {
+            case .deviceUnavailable(let reason): logger.warning("device unavailable: \(reason); retrying")
+            case .deviceAvailable: logger.notice("device \"\(settings.device)\" available again")
+            case .underruns(let total): logger.warning("underrun recovered (\(total) so far)")
+            case .realtimeScheduling(let ok):
+                logger.info(ok ? "audio thread runs SCHED_FIFO priority 70" : "audio thread runs without real-time priority (SCHED_FIFO refused)")
+            default: break
+            }
+            out.append(report)
+        }
+        return out
+    }
+
+    /// Fades out over `fadeMs`, stops the audio thread and closes the pcm.
+    /// Bounded: waits at most `fadeMs` + the buffer length + 2 s; if the thread
+    /// is stuck in the driver it is detached and leaked, and an error is logged.
+    /// Reports still queued can be read with `drainReports()` afterwards.
+    /// Main thread only.
+    public func shutdown(fadeMs: Int) {
+        guard let tid = thread, let worker, case .success(let fds) = wakeups else { return }
+        worker.stopFadeMs.store(max(0, fadeMs), ordering: .relaxed)
+        worker.stopRequested.store(true, ordering: .releasing)
+        fds.request.signal()
+        let bufferMs = 1000 * settings.bufferFrames / max(settings.sampleRate, 1)
+        let limitNanos = Int64(max(0, fadeMs) + bufferMs + 2000) * 1_000_000
+        if fds.exit.wait(timeoutNanos: limitNanos) {
+            pthread_join(tid, nil)
+            thread = nil
+            self.worker = nil
+        } else {
+            logger.error("audio thread did not stop within \(limitNanos / 1_000_000) ms; detaching it")
+            pthread_detach(tid)
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import Ambience
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The body of the audio thread: applies requests to the renderer, renders a
+/// period at a time, writes it to the pcm, paces file pcms, parks when paused
+/// and reopens a failed device with backoff.
+///
+/// Steady state (playing, device healthy) allocates nothing, takes no lock and
+/// never logs: it talks to the main thread only through the two SPSC queues
+/// and eventfds. Failure paths (building a `deviceUnavailable` reason string,
+/// reopening the pcm) do allocate; they are not steady state.
+final class AudioThreadWorker: @unchecked Sendable {
+    // @unchecked Sendable: created on the main thread and handed to the audio
+    // thread at pthread_create; after that, only `stopRequested`/`stopFadeMs`
+    // (atomics) and the queues' producer/consumer ends are touched by main.
+    typealias Request = AudioEngine.Request
+    typealias Report = AudioEngine.Report
+
+    let stopRequested = Atomic<Bool>(false)
+    let stopFadeMs = Atomic<Int>(0)
+
+    private let settings: AudioEngine.Settings
+    private let requests: SPSCQueue<Request>
+    private let reports: SPSCQueue<Report>
+    private let requestWake: WakeupFD
+    private let reportWake: WakeupFD
+    private let exitWake: WakeupFD
+    private var playback: ALSAPlayback?
+    private let renderer: AmbienceRenderer
+    private let periodFrames: Int
+    private let buffer: UnsafeMutablePointer<Int16>
+    private var pacer: PlaybackPacer
+
+    private var deviceRunning = false
+    private var silentTail = 0
+    private var stopping = false
+    private var pendingPlayTicket: UInt64?
+    private var pendingPauseTicket: UInt64?
+    private var underrunTotal = 0
+    private var deviceFailed = false
+    private var backoffNanos: Int64 = 500_000_000
+    private var nextRetryNanos: Int64 = 0
+    private static let maxBackoffNanos: Int64 = 5_000_000_000
+
+    init(settings: AudioEngine.Settings, playback: ALSAPlayback?, requests: SPSCQueue<Request>,
+         reports: SPSCQueue<Report>, requestWake: WakeupFD, reportWake: WakeupFD, exitWake: WakeupFD) {
+        self.settings = settings
+        self.playback = playback
+        self.requests = requests
+        self.reports = reports
+        self.requestWake = requestWake
+        self.reportWake = reportWake
+        self.exitWake = exitWake
+        periodFrames = max(16, settings.periodFrames)
+        renderer = AmbienceRenderer(sampleRate: settings.sampleRate, maxFrames: periodFrames)
+        buffer = .allocate(capacity: 2 * periodFrames)
+        buffer.initialize(repeating: 0, count: 2 * periodFrames)
+        pacer = PlaybackPacer(sampleRate: settings.sampleRate, aheadLimitFrames: max(settings.bufferFrames, periodFrames))
+        if playback == nil {
+            deviceFailed = true
+            nextRetryNanos = PlaybackPacer.now() + backoffNanos
+        }
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// The thread body; returns when stopped (after signalling `exitWake`).
+    func run() {
+        report(.realtimeScheduling(Self.requestRealtimePriority()))
+        if playback == nil {
+            report(.deviceUnavailable(reason: "audio device \"\(settings.device)\" could not be opened at start-up"))
+        }
+        while step() {}
+        playback?.drop()
+        playback?.close()
+        playback = nil
+        forwardRetired()
+        exitWake.signal()
+    }
+
+    /// One turn of the loop; false when the thread should exit.
+    private func step() -> Bool {
+        requestWake.drain()
+        while let request = requests.pop() { apply(request) }
+        if stopRequested.load(ordering: .acquiring) && !stopping {
+            stopping = true
+            renderer.pause(fadeFrames: frames(ms: stopFadeMs.load(ordering: .relaxed)))
+            pendingPauseTicket = nil
+        }
+        forwardRetired()
+
+        let drained = renderer.isSilent && (!deviceRunning || silentTail >= settings.bufferFrames)
+        if stopping && (playback == nil || drained) { return false }
+        guard let playback else {
+            waitForDevice()
+            return true
+        }
+        if drained {
+            // Fully paused and the fade's tail has played out: stop feeding the
+            // device and sleep until a request arrives.
+            if deviceRunning {
+                playback.drop()
+                deviceRunning = false
+            }
+            _ = requestWake.wait(timeoutNanos: -1)
+            return true
+        }
+        if !deviceRunning {
+            do {
+                try playback.prepare()
+            } catch {
+                deviceFailure(error)
+                return true
+            }
+            deviceRunning = true
+            silentTail = 0
+            pacer.reset(now: PlaybackPacer.now())
+        }
+        let wait = pacer.waitNanos(now: PlaybackPacer.now())
+        if wait > 0 && requestWake.wait(timeoutNanos: wait) {
+            return true  // a request arrived while pacing: apply it first
+        }
+        renderAndWrite(playback)
+        return true
+    }
+
+    private func renderAndWrite(_ playback: ALSAPlayback) {
+        let outcome = renderer.render(into: buffer, frames: periodFrames)
+        silentTail = outcome.isSilent ? silentTail + periodFrames : 0
+        if outcome.isSilent, let ticket = pendingPauseTicket {
+            pendingPauseTicket = nil
+            report(.paused(ticket: ticket))
+        }
+        let underruns: Int
+        do {
+            underruns = try playback.write(buffer, frames: periodFrames)
+        } catch {
+            deviceFailure(error)
+            return
+        }
+        if deviceFailed {
+            deviceFailed = false
+            backoffNanos = 500_000_000
+            report(.deviceAvailable)
+        }
+        if let ticket = pendingPlayTicket {
+            pendingPlayTicket = nil
+            report(.playing(ticket: ticket))
+        }
+        if underruns > 0 {
+            underrunTotal += underruns
+            report(.underruns(total: underrunTotal))
+        }
+        pacer.didWrite(frames: periodFrames, deviceDelay: playback.delay(), now: PlaybackPacer.now())
+    }
+
+    private func apply(_ request: Request) {
+        switch request {
+        case .play(let source, let fadeMs, let ticket):
+            renderer.play(source, fadeFrames: frames(ms: fadeMs))
+            pendingPauseTicket = nil
+            pendingPlayTicket = ticket
+        case .pause(let fadeMs, let ticket):
+            renderer.pause(fadeFrames: frames(ms: fadeMs))
+            pendingPlayTicket = nil
+            pendingPauseTicket = ticket
+            if renderer.isSilent { completePause() }
+        case .switchTo(let source, let crossfadeMs, let ticket):
+            renderer.crossfade(to: source, frames: frames(ms: crossfadeMs))
+            if renderer.isPlaying {
+                pendingPlayTicket = ticket
+            } else {
+                report(.paused(ticket: ticket))
+            }
+        case .setGain(let gain, let rampMs):
+            renderer.setGain(gain, rampFrames: frames(ms: rampMs))
+        }
+    }
+
+    private func completePause() {
+        if let ticket = pendingPauseTicket {
+            pendingPauseTicket = nil
+            report(.paused(ticket: ticket))
+        }
+    }
+
+    /// Device closed: pauses complete at once; while playback is intended,
+    /// retries opening on the backoff schedule (0.5 s doubling to 5 s).
+    private func waitForDevice() {
+        if !renderer.isPlaying {
+            renderer.pause(fadeFrames: 0)
+            completePause()
+            _ = requestWake.wait(timeoutNanos: -1)
+            return
+        }
+        let now = PlaybackPacer.now()
+        if now < nextRetryNanos {
+            _ = requestWake.wait(timeoutNanos: nextRetryNanos - now)
+            return
+        }
+        do {
+            playback = try ALSAPlayback(device: settings.device, sampleRate: settings.sampleRate,
+                                        periodFrames: settings.periodFrames, bufferFrames: settings.bufferFrames)
+            deviceRunning = false
+            // `deviceAvailable` is reported after the first successful write.
+        } catch {
+            backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
+            nextRetryNanos = PlaybackPacer.now() + backoffNanos
+        }
+    }
+
+    private func deviceFailure(_ error: ALSAError) {
+        playback?.close()
+        playback = nil
+        deviceRunning = false
+        if deviceFailed {
+            backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
+        } else {
+            deviceFailed = true
+            backoffNanos = 500_000_000
+            report(.deviceUnavailable(reason: error.description))
+        }
+        nextRetryNanos = PlaybackPacer.now() + backoffNanos
+    }
+
+    /// Sends dropped sources to the main thread, only while the report queue
+    /// has room (a source must never be released here).
+    private func forwardRetired() {
+        while reports.freeCount > 0, let source = renderer.takeRetired() {
+            _ = reports.push(.retired(source))
+            reportWake.signal()
+        }
+    }
+
+    private func report(_ report: Report) {
+        if reports.freeCount > 1 && reports.push(report) {  // keep a slot for retirements
+            reportWake.signal()
+        }
+    }
+
+    private func frames(ms: Int) -> Int {
+        max(0, ms) * settings.sampleRate / 1000
+    }
+
+    /// Asks for SCHED_FIFO priority 70 for the calling thread.
+    private static func requestRealtimePriority() -> Bool {
+        var param = sched_param()
+        param.sched_priority = 70
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0
+    }
+}
