@@ -72,6 +72,12 @@ public struct ButtonLine: Equatable, Sendable {
     public var line: String
     public var activeLow: Bool = true
     public var bias: LineBias = .pullUp
+
+    public init(line: String, activeLow: Bool = true, bias: LineBias = .pullUp) {
+        self.line = line
+        self.activeLow = activeLow
+        self.bias = bias
+    }
 }
 
 public struct EncoderLines: Equatable, Sendable {
