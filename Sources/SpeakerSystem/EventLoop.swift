@@ -163,8 +163,10 @@ public final class EventLoop {
     // MARK: Running
 
     /// Dispatches events on the calling thread until ``stop()`` is called.
-    /// Throws only if `poll`, `timerfd_settime` or a `signalfd` read fails.
+    /// Throws if `poll`, `timerfd_settime` or a `signalfd` read fails, and
+    /// `EBUSY` if called from one of its own handlers (it is not re-entrant).
     public func run() throws(SystemError) {
+        guard !isRunning else { throw SystemError(operation: "EventLoop.run (already running)", errno: EBUSY) }
         stopRequested = false
         isRunning = true
         defer { isRunning = false }

@@ -110,6 +110,9 @@ import SpeakerSystem
         loop.schedule(at: deadline) { fired.append("second") }
         try loop.run()
         #expect(fired == ["first"])
+        loop.schedule(after: 0) {
+            #expect(throws: SystemError(operation: "EventLoop.run (already running)", errno: EBUSY)) { try loop.run() }
+        }
         #expect(loop.nextDeadline == deadline)
         loop.schedule(after: 1) { loop.stop() }
         try loop.run()
