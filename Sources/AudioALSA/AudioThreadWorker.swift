@@ -41,6 +41,7 @@ final class AudioThreadWorker: @unchecked Sendable {
     private var pendingPauseTicket: UInt64?
     private var underrunTotal = 0
     private var deviceFailed = false
+    private var framesSinceOpen = 0
     private var backoffNanos: Int64 = 500_000_000
     private var nextRetryNanos: Int64 = 0
     private static let maxBackoffNanos: Int64 = 5_000_000_000
@@ -129,7 +130,8 @@ final class AudioThreadWorker: @unchecked Sendable {
 
     private func renderAndWrite(_ playback: ALSAPlayback) {
         let outcome = renderer.render(into: buffer, frames: periodFrames)
-        silentTail = outcome.isSilent ? silentTail + periodFrames : 0
+        // Count only wholly silent periods: a buffer of them lets the fade's end play out.
+        silentTail = outcome.isSilent && !outcome.fadeOutCompleted ? silentTail + periodFrames : 0
         if outcome.isSilent, let ticket = pendingPauseTicket {
             pendingPauseTicket = nil
             report(.paused(ticket: ticket))
@@ -141,7 +143,10 @@ final class AudioThreadWorker: @unchecked Sendable {
             deviceFailure(error)
             return
         }
-        if deviceFailed {
+        framesSinceOpen += periodFrames
+        // A reopened device counts as back only once it has taken more than a
+        // buffer (some pcms accept the first writes and fail when flushing).
+        if deviceFailed && framesSinceOpen >= settings.bufferFrames + 2 * periodFrames {
             deviceFailed = false
             backoffNanos = 500_000_000
             report(.deviceAvailable)
@@ -205,7 +210,8 @@ final class AudioThreadWorker: @unchecked Sendable {
             playback = try ALSAPlayback(device: settings.device, sampleRate: settings.sampleRate,
                                         periodFrames: settings.periodFrames, bufferFrames: settings.bufferFrames)
             deviceRunning = false
-            // `deviceAvailable` is reported after the first successful write.
+            framesSinceOpen = 0
+            // `deviceAvailable` is reported once the device has taken a buffer.
         } catch {
             backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
             nextRetryNanos = PlaybackPacer.now() + backoffNanos
@@ -217,6 +223,7 @@ final class AudioThreadWorker: @unchecked Sendable {
         playback = nil
         deviceRunning = false
         if deviceFailed {
+            // Failed again before proving healthy: back off further, report nothing new.
             backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
         } else {
             deviceFailed = true

@@ -1,0 +1,136 @@
+import Testing
+import AudioALSA
+import Ambience
+import SpeakerSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// AudioEngine against real alsa-lib file pcms. Serialized: the pacing checks
+/// compare against the wall clock and there are only two cores.
+@Suite(.serialized) struct AudioEngineTests {
+    let rate = EngineHarness.rate
+
+    @Test func playPinkWritesPacedStereoAudio() throws {
+        let h = EngineHarness(name: "play")
+        let started = EngineHarness.now()
+        try h.engine.start()
+        h.engine.send(.play(PinkNoise(), fadeMs: 20, ticket: 1))
+        #expect(h.waitFor { $0.playingTicket == 1 }, "no playing(1); got \(h.reports)")
+        #expect(h.waitForFrames(rate / 2))
+        let elapsed = EngineHarness.now() - started
+        let frames = h.fileFrames()
+        // Pacing: never more than about a buffer (+ a period) ahead of the clock.
+        #expect(Double(frames) <= elapsed * Double(rate) + 4096 + 2 * 1024, "\(frames) frames after \(elapsed) s")
+        h.engine.shutdown(fadeMs: 20)
+        let s = h.samples()
+        let from = rate / 10, to = s.count / 2 - 4096
+        try #require(to > from + rate / 4)
+        let left = EngineHarness.rms(s, channel: 0, from: from, to: to)
+        let right = EngineHarness.rms(s, channel: 1, from: from, to: to)
+        // Pink at RMS ≈ 0.1 full scale ≈ 3277.
+        #expect(left > 1500 && left < 8000, "left RMS \(left)")
+        #expect(right > 1500 && right < 8000, "right RMS \(right)")
+        #expect((from..<to).contains { s[2 * $0] != s[2 * $0 + 1] }, "channels identical")
+        #expect(h.reports.contains { if case .realtimeScheduling = $0 { return true } else { return false } })
+    }
+
+    @Test func pauseFadesToSilenceStopsTheFileAndResumes() throws {
+        let h = EngineHarness(name: "pause")
+        try h.engine.start()
+        h.engine.send(.play(PinkNoise(), fadeMs: 10, ticket: 1))
+        #expect(h.waitForFrames(rate / 4))
+        h.engine.send(.pause(fadeMs: 100, ticket: 2))
+        #expect(h.waitFor { $0.pausedTicket == 2 }, "no paused(2); got \(h.reports)")
+        // The fade's tail (a buffer of silence) is written, then the thread parks.
+        let atPause = h.fileFrames()
+        h.wait(seconds: 0.4) { false }
+        let parked = h.fileFrames()
+        h.wait(seconds: 0.3) { false }
+        #expect(h.fileFrames() == parked, "file still growing while paused")
+        // Bound: the period that completed the fade, a buffer of silence, and
+        // the file plugin's own write-behind (up to two periods).
+        #expect(parked - atPause <= 4096 + 4 * 1024, "wrote \(parked - atPause) frames after the pause completed")
+        let s = h.samples()
+        let end = s.count / 2
+        try #require(end > 4096 + rate / 10)
+        #expect((end - 4096..<end).allSatisfy { s[2 * $0] == 0 && s[2 * $0 + 1] == 0 }, "tail not silent")
+        // The fade reaches zero smoothly: no cut at the end of the sound.
+        let lastSound = (0..<end).last { s[2 * $0] != 0 || s[2 * $0 + 1] != 0 } ?? 0
+        let nearEnd = (max(0, lastSound - 240)...lastSound).map { max(abs(Int(s[2 * $0])), abs(Int(s[2 * $0 + 1]))) }.max() ?? 0
+        #expect(nearEnd < 300, "last 5 ms before silence peak at \(nearEnd)")
+
+        h.engine.send(.play(nil, fadeMs: 10, ticket: 3))
+        #expect(h.waitFor { $0.playingTicket == 3 })
+        #expect(h.waitForFrames(parked + rate / 4), "no audio after resuming")
+    }
+
+    @Test func raisingGainRaisesLevel() throws {
+        let h = EngineHarness(name: "gain")
+        try h.engine.start()
+        h.engine.send(.setGain(0.1, rampMs: 0))
+        h.engine.send(.play(PinkNoise(), fadeMs: 0, ticket: 1))
+        #expect(h.waitForFrames(rate / 2))
+        let mark = h.fileFrames()
+        h.engine.send(.setGain(1.0, rampMs: 10))
+        #expect(h.waitForFrames(mark + rate / 2))
+        h.engine.shutdown(fadeMs: 0)
+        let s = h.samples()
+        let quiet = EngineHarness.rms(s, channel: 0, from: mark - rate / 4, to: mark)
+        let loudEnd = s.count / 2 - 4096
+        let loud = EngineHarness.rms(s, channel: 0, from: loudEnd - rate / 4, to: loudEnd)
+        #expect(loud > 5 * quiet, "RMS \(quiet) → \(loud)")
+    }
+
+    @Test func switchingCrossfadesAndRetiresTheOldSourceToMain() throws {
+        let h = EngineHarness(name: "switch")
+        try h.engine.start()
+        let pink = PinkNoise()
+        h.engine.send(.play(pink, fadeMs: 0, ticket: 1))
+        #expect(h.waitFor { $0.playingTicket == 1 })
+        h.engine.send(.switchTo(BrownNoise(sampleRate: rate), crossfadeMs: 50, ticket: 2))
+        #expect(h.waitFor { $0.playingTicket == 2 })
+        #expect(h.waitFor { $0.retiredSource === pink }, "pink never handed back; got \(h.reports)")
+    }
+
+    @Test func badDeviceNameFailsNamingTheDevice() {
+        let engine = AudioEngine(settings: .init(device: "no_such_pcm_ambience"),
+                                 logger: .init(component: "audio", backend: MemoryLogBackend()))
+        #expect {
+            try engine.start()
+        } throws: { error in
+            guard let e = error as? ALSAError else { return false }
+            return e.function == "snd_pcm_open" && "\(e)".contains("no_such_pcm_ambience")
+        }
+        #expect(!engine.isRunning)
+    }
+
+    @Test func failedDeviceIsReportedAndRetriedUntilItWorks() throws {
+        // A file pcm whose directory doesn't exist opens but fails every write;
+        // creating the directory "plugs the device back in".
+        let dir = "/tmp/ambience-\(getpid())-missing"
+        rmdir(dir)
+        let h = EngineHarness(name: "retry", directory: dir)
+        try h.engine.start()
+        h.engine.send(.play(PinkNoise(), fadeMs: 0, ticket: 7))
+        #expect(h.waitFor { $0.isDeviceUnavailable }, "no deviceUnavailable; got \(h.reports)")
+        // Reopening succeeds but writes keep failing: no flapping back to available.
+        h.wait(seconds: 2) { false }
+        #expect(!h.reports.contains { $0.isDeviceAvailable }, "reported available while broken: \(h.reports)")
+        #expect(h.reports.filter { $0.isDeviceUnavailable }.count == 1)
+        mkdir(dir, 0o700)
+        defer { unlink(h.path); rmdir(dir) }
+        #expect(h.waitFor(seconds: 8) { $0.isDeviceAvailable }, "device never came back; got \(h.reports)")
+        #expect(h.waitFor { $0.playingTicket == 7 })
+        #expect(h.waitForFrames(rate / 4))
+    }
+
+    @Test func shutdownWhilePausedIsQuick() throws {
+        let h = EngineHarness(name: "shutdown")
+        try h.engine.start()
+        let t0 = EngineHarness.now()
+        h.engine.shutdown(fadeMs: 400)
+        #expect(EngineHarness.now() - t0 < 0.2)
+        #expect(!h.engine.isRunning)
+    }
+}
