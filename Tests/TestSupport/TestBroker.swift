@@ -68,11 +68,24 @@ public final class TestBroker: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/stdout.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/stdout.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Start the broker with default signal dispositions and nothing
+        // blocked: the test runner's threads may block or ignore SIGTERM,
+        // and posix_spawn would pass that on.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let arguments = [executable, "-c", directory + "/mosquitto.conf"]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, nil, &argv, environ)
+        let rc = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
         guard rc == 0 else { throw TestSupportError("posix_spawn(\(executable))", String(cString: strerror(rc))) }
         pid = child
         pidFD = cmosq_pidfd_open(child)
