@@ -27,8 +27,9 @@ struct PinkFilter {
     var random: NoiseRandom
     var b0: Float = 0, b1: Float = 0, b2: Float = 0, b3: Float = 0
     var b4: Float = 0, b5: Float = 0, b6: Float = 0
-    /// Brings the filter's output (RMS ≈ 0.93 for uniform input) to RMS ≈ 0.1.
-    let scale: Float = 0.1 / 0.93
+    /// Brings the filter's output (RMS ≈ 1.765 for uniform input in [-1, 1),
+    /// measured over 60 s) to RMS ≈ 0.1, leaving peaks near 0.5 (−6 dBFS).
+    let scale: Float = 0.1 / 1.765
 
     init(random: NoiseRandom) { self.random = random }
 

@@ -29,8 +29,8 @@ import Glibc
         let left = EngineHarness.rms(s, channel: 0, from: from, to: to)
         let right = EngineHarness.rms(s, channel: 1, from: from, to: to)
         // Pink at RMS ≈ 0.1 full scale ≈ 3277.
-        #expect(left > 1500 && left < 8000, "left RMS \(left)")
-        #expect(right > 1500 && right < 8000, "right RMS \(right)")
+        #expect(left > 2000 && left < 5000, "left RMS \(left)")
+        #expect(right > 2000 && right < 5000, "right RMS \(right)")
         #expect((from..<to).contains { s[2 * $0] != s[2 * $0 + 1] }, "channels identical")
         #expect(h.reports.contains { if case .realtimeScheduling = $0 { return true } else { return false } })
     }
