@@ -25,7 +25,8 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // Adapters: one per outside world.
-        .target(name: "SpeakerSystem"),
+        .target(name: "CSystemShim"),
+        .target(name: "SpeakerSystem", dependencies: ["CSystemShim"]),
         .target(name: "AudioALSA", dependencies: ["CALSA", "Ambience", "SpeakerSystem"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem"]),
         .target(name: "Board", dependencies: ["SpeakerCore", "SpeakerSystem"]),

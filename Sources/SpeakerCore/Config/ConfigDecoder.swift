@@ -29,7 +29,7 @@ public struct ConfigDecoder: Sendable {
             guard DeviceSection.isValidID(config.device.id) else {
                 throw r.fail("id", "must match [a-z0-9][a-z0-9-]{0,62}, got \(JSONValue.string(config.device.id).jsonText)")
             }
-            config.device.name = try r.string("name", default: config.device.name)
+            config.device.name = try r.string("name", default: "Ambient speaker (\(config.device.id))")
             try r.finish()
         }
         if var r = try root.section("board") {

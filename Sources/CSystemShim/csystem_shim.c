@@ -1,0 +1,1 @@
+#include "csystem_shim.h"
