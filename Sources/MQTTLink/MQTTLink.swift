@@ -49,23 +49,22 @@ public final class MQTTLink: @unchecked Sendable {
     /// since. Any thread.
     public var isConnected: Bool { connected.load(ordering: .acquiring) }
 
-    /// Takes every pending event, oldest first, and logs connection changes.
+    /// Takes every pending event, oldest first. Logs only what the caller
+    /// cannot see (the libmosquitto text of a loss, a broker refusal).
     /// Main thread.
     public func drainEvents() -> [MQTTEvent] {
         let events = mailbox.drain()
         for event in events {
             switch event {
             case .connected(let sessionPresent):
-                logger.notice("connected to \(settings.host):\(settings.port) (session present: \(sessionPresent))")
+                logger.debug("CONNACK from \(settings.host):\(settings.port) (session present: \(sessionPresent)); subscriptions re-sent")
             case .disconnected(let reason):
                 let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
                 if refusal != 0 {
                     let text = mosquitto_reason_string(refusal).map { String(cString: $0) } ?? "?"
                     logger.warning("broker refused the connection: \(text) (\(refusal))")
-                } else if reason == 0 {
-                    logger.info("disconnected")
-                } else {
-                    logger.warning("connection lost: \(MQTTError.text(for: reason)) (\(reason)); reconnecting")
+                } else if reason != 0 {
+                    logger.info("connection lost: \(MQTTError.text(for: reason)) (\(reason)); libmosquitto reconnects with backoff")
                 }
             case .message:
                 break

@@ -155,6 +155,20 @@ import TestSupport
         try expectQueuedCommandReachesSuccessor(broker: broker, first: speaker)
     }
 
+    @Test func shutdownWhileBrokerIsDownReturnsPromptly() throws {
+        let broker = try TestBroker()
+        broker.stop()
+        let speaker = try LinkHarness(port: broker.port)
+        try speaker.link.start()
+        #expect(speaker.disconnected(timeout: 0.3) == nil, "never connected, so no disconnect event")
+        let before = Monotonic.nanoseconds()
+        speaker.shutdown(timeoutMs: 500)
+        let elapsedMs = Double(Monotonic.nanoseconds() - before) / 1e6
+        print("shutdown with the broker down took \(elapsedMs) ms")
+        #expect(elapsedMs < 1500)
+        #expect(speaker.logs.entries.contains { $0.message.contains("not connected; final message") })
+    }
+
     @Test func qos1CommandSentWhileAwayArrivesOnReconnectWithSameClientID() throws {
         let broker = try TestBroker()
         let first = try LinkHarness(port: broker.port)
