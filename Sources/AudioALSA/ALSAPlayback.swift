@@ -27,8 +27,15 @@ final class ALSAPlayback: @unchecked Sendable {
     init(device: String, sampleRate: Int, periodFrames: Int, bufferFrames: Int) throws(ALSAError) {
         self.device = device
         var handle: OpaquePointer?
-        var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, 0)
+        // Open non-blocking so a busy device fails with EBUSY instead of hanging
+        // the caller, then switch to blocking writes (the device paces the thread).
+        var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
         guard rc >= 0, let handle else { throw ALSAError(device: device, function: "snd_pcm_open", code: rc) }
+        rc = snd_pcm_nonblock(handle, 0)
+        if rc < 0 {
+            snd_pcm_close(handle)
+            throw ALSAError(device: device, function: "snd_pcm_nonblock", code: rc)
+        }
         do {
             negotiated = try Self.configure(handle, device: device, sampleRate: sampleRate,
                                              periodFrames: periodFrames, bufferFrames: bufferFrames)

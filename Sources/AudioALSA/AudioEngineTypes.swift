@@ -24,7 +24,9 @@ extension AudioEngine {
     /// A command from the main thread to the audio thread (see `send(_:)`).
     public enum Request: Sendable {
         /// Start or resume with a fade-in; a source switches to it (crossfading if
-        /// audible), nil resumes the current one. Answered by `playing(ticket)`.
+        /// audible), nil resumes the current one (with no source loaded, silence
+        /// is played). Answered by `playing(ticket)` after the first write that
+        /// carries it (delayed while the device is unavailable).
         case play(SoundSource?, fadeMs: Int, ticket: UInt64)
         /// Fade out and stop feeding the device. Answered by `paused(ticket)` once
         /// the fade-out has completed (a pause overtaken by a later play is not answered).
