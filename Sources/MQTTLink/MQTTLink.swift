@@ -14,6 +14,9 @@ import Synchronization
 /// mutex-protected queue and write an eventfd (plus re-subscribing on
 /// connect). The main loop polls `eventFD` and calls `drainEvents()`.
 ///
+/// Lifetime: `start()` retains the link (libmosquitto holds it as userdata)
+/// until `shutdown()`, so a started link must be shut down to be freed.
+///
 /// `@unchecked Sendable` because the callbacks reach this object from
 /// libmosquitto's thread through the C userdata pointer. What they touch is
 /// thread-safe: `mailbox` and `tracker` (Mutex + eventfd), the atomics, and

@@ -55,7 +55,7 @@ func linkOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
 }
 
 /// Converts a libmosquitto message and its v5 properties into `MQTTMessage`.
-/// Also used by TestSupport-like peers; any thread.
+/// Any thread.
 func decodeMessage(_ raw: UnsafePointer<mosquitto_message>?, _ properties: OpaquePointer?) -> MQTTMessage? {
     guard let raw, let topicPointer = raw.pointee.topic else { return nil }
     let length = Int(raw.pointee.payloadlen)
