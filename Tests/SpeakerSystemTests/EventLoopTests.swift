@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,7 +71,9 @@ import SpeakerSystem
             drained.append(waker.drain())
             if drained.reduce(0, +) >= 3 { loop.stop() }
         }
-        Task.detached { waker.signal(); waker.signal(); waker.signal() }
+        // A real thread, not a Task: blocking tests may hold every thread of the cooperative pool.
+        let signaller = Thread { waker.signal(); waker.signal(); waker.signal() }
+        signaller.start()
         loop.schedule(after: 2000) { drained.append(999); loop.stop() }
         try loop.run()
         #expect(drained.reduce(0, +) == 3)

@@ -81,6 +81,9 @@ public struct ButtonLine: Equatable, Sendable {
 }
 
 public struct EncoderLines: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
     public var a: String = "GPIO23"
     public var b: String = "GPIO24"
     public var activeLow: Bool = true
@@ -92,6 +95,9 @@ public struct EncoderLines: Equatable, Sendable {
 }
 
 public struct InputsSection: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
     public var playPause = ButtonLine(line: "GPIO17")
     public var next = ButtonLine(line: "GPIO27")
     public var previous = ButtonLine(line: "GPIO22")
@@ -105,6 +111,9 @@ public struct InputsSection: Equatable, Sendable {
 }
 
 public struct AudioSection: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
     public var device: String = "default"
     public var sampleRate: Int = 48000
     public var periodFrames: Int = 1024
@@ -115,6 +124,9 @@ public struct AudioSection: Equatable, Sendable {
 }
 
 public struct VolumeSection: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
     public enum Mode: String, Equatable, Sendable, CaseIterable {
         case software, alsaMixer = "alsa-mixer", gpioStep = "gpio-step"
     }
@@ -139,6 +151,9 @@ public struct VolumeSection: Equatable, Sendable {
 }
 
 public struct MQTTSection: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
     public struct TLS: Equatable, Sendable {
         public var caFile: String
         public var certFile: String?
@@ -159,6 +174,9 @@ public struct MQTTSection: Equatable, Sendable {
 }
 
 public struct SessionSection: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
     public var idleTimeoutSeconds: Int = 1800
     public var resumeOnBoot: Bool = true
 }

@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `ambient-speaker` binary running `run` with a simulated board,
+/// a file pcm and a private state directory, for end-to-end tests and
+/// benchmarks. Drives the board through its control socket.
+public final class SpeakerProcess: @unchecked Sendable {
+    public let directory: String
+    public let deviceID: String
+    public let process: ChildProcess
+    public var controlSocket: String { directory + "/control.sock" }
+    public var pcmPath: String { directory + "/out.raw" }
+    public var logPath: String { directory + "/speaker.log" }
+    public var configPath: String { directory + "/config.json" }
+    public var log: String { (try? readText(logPath)) ?? "" }
+    public var topicRoot: String { "ambient-speaker/\(deviceID)" }
+
+    /// The speaker binary: `$AMBIENT_SPEAKER_BIN`, else `ambient-speaker` next to
+    /// the running test/benchmark executable (SwiftPM puts them in one bin dir).
+    public static func binaryPath() throws -> String {
+        if let env = getenv("AMBIENT_SPEAKER_BIN") { return String(cString: env) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { throw TestSupportError("readlink(/proc/self/exe)", String(cString: strerror(errno))) }
+        var dir = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // Test bundles live in <bin>/<name>.xctest; executables directly in <bin>.
+        while let slash = dir.lastIndex(of: "/") {
+            dir = String(dir[..<slash])
+            let candidate = dir + "/ambient-speaker"
+            if access(candidate, X_OK) == 0 { return candidate }
+            if dir.isEmpty { break }
+        }
+        throw TestSupportError("ambient-speaker binary", "not found next to the test executable; build it first (swift build) or set AMBIENT_SPEAKER_BIN")
+    }
+
+    /// Writes a config (`extraConfig` members are merged in at the top level
+    /// as raw JSON text, e.g. `"volume":{"mode":"gpio-step"}`) and starts the speaker.
+    public init(brokerPort: UInt16, deviceID: String = "e2e", extraConfig: String = "", stateDirectory: String? = nil) throws {
+        var template = Array("/tmp/speaker-e2e-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
+        }
+        directory = String(cString: made)
+        self.deviceID = deviceID
+        let state = stateDirectory ?? directory + "/state"
+        var config = """
+        {"device":{"id":"\(deviceID)"},"board":{"kind":"simulated","controlSocket":"\(directory)/control.sock"},
+         "audio":{"device":"file:'\(directory)/out.raw',raw","fadeMs":100,"crossfadeMs":200},
+         "mqtt":{"host":"127.0.0.1","port":\(brokerPort)},"stateDirectory":"\(state)"
+        """
+        if !extraConfig.isEmpty { config += ",\n " + extraConfig }
+        config += "}\n"
+        try writeText(directory + "/config.json", config)
+        process = try ChildProcess(executable: try Self.binaryPath(), arguments: ["run", "--config", directory + "/config.json", "--log-level", "debug"],
+                                   logPath: directory + "/speaker.log")
+    }
+
+    deinit {
+        process.send(SIGKILL)
+        _ = process.waitForExit(timeout: 5)
+    }
+
+    /// Sends one line to the board's control socket and returns the reply line
+    /// (`ok`, `error: …`, `up=N down=M`). Waits up to `timeout` for the socket to appear.
+    public func control(_ line: String, timeout: Double = 5) throws -> String {
+        let deadline = Monotonic.nanoseconds() + UInt64(timeout * 1e9)
+        while true {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw TestSupportError("socket(AF_UNIX)", String(cString: strerror(errno))) }
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (i, b) in controlSocket.utf8.prefix(raw.count - 1).enumerated() { raw[i] = b }
+            }
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            if rc != 0 {
+                guard Monotonic.nanoseconds() < deadline, errno == ENOENT || errno == ECONNREFUSED else {
+                    throw TestSupportError("connect(\(controlSocket))", String(cString: strerror(errno)))
+                }
+                var entry = pollfd(fd: -1, events: 0, revents: 0)
+                _ = poll(&entry, 0, 20) // the socket is not there yet: the speaker is starting
+                continue
+            }
+            let request = Array((line + "\n").utf8)
+            _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            var reply: [UInt8] = []
+            var byte: UInt8 = 0
+            while reply.count < 4096 {
+                var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&entry, 1, Int32(timeout * 1000)) == 1, read(fd, &byte, 1) == 1 else { break }
+                if byte == UInt8(ascii: "\n") { break }
+                reply.append(byte)
+            }
+            return String(decoding: reply, as: UTF8.self)
+        }
+    }
+
+    /// The S16 stereo samples written to the file pcm so far.
+    public func pcmSamples() -> [Int16] {
+        guard let bytes = try? readBytes(pcmPath) else { return [] }
+        return bytes.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self)) }
+    }
+}
+
+func readBytes(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw TestSupportError("open(\(path))", String(cString: strerror(errno))) }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { return out }
+        out.append(contentsOf: chunk[0..<n])
+    }
+}
+
+func readText(_ path: String) throws -> String { String(decoding: try readBytes(path), as: UTF8.self) }
+
+func writeText(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw TestSupportError("open(\(path))", String(cString: strerror(errno))) }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+        throw TestSupportError("write(\(path))", String(cString: strerror(errno)))
+    }
+}
