@@ -9,6 +9,12 @@ public enum AudioDevices {
         public var description: String
     }
 
+    /// Stops alsa-lib from printing its own diagnostics to stderr; the
+    /// speaker reports failures itself (with `snd_strerror`). Call once at start.
+    public static func silenceLibraryMessages() {
+        calsa_silence_library_messages()
+    }
+
     /// Playback pcms from `snd_device_name_hint` (what `aplay -L` lists).
     public static func playbackDevices() -> [Device] {
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?

@@ -67,6 +67,7 @@ final class SpeakerRuntime {
             throw StartupError(exitCode: 2, message: "volume.mode \"alsa-mixer\" is not available in this build yet; use \"software\" or \"gpio-step\"")
         }
         revisions = RevisionStore(directory: config.stateDirectory, logger: logger.named("state"))
+        AudioDevices.silenceLibraryMessages()
         var audioSettings = AudioEngine.Settings(device: config.audio.device, sampleRate: config.audio.sampleRate,
                                                  periodFrames: config.audio.periodFrames, bufferFrames: config.audio.bufferFrames)
         if demo && config.audio.device == "default" && !AudioDevices.canOpen(device: "default") {
