@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TestSupport
+
+/// Which parts of the benchmark to run, from the command line, and where the
+/// speaker binary is. Parsing only; main thread.
+struct BenchSections {
+    /// The parts, in the order they run.
+    enum Section: String, CaseIterable {
+        case encoder, bounce, render, speaker
+    }
+
+    /// The parts to run (all when none was named).
+    var selected: [Section]
+
+    /// Usage text for `--help` and bad arguments.
+    static let usage = """
+        usage: speaker-bench [encoder] [bounce] [render] [speaker]
+          Prints one JSON line per figure on stdout: {"metric": …, "value": …, "unit": …}.
+          With no arguments every section runs. The speaker section runs the
+          ambient-speaker binary from $AMBIENT_SPEAKER_BIN, else the one next to
+          this executable, against a private mosquitto on loopback.
+        """
+
+    /// Parses `arguments` (without the program name); nil for `--help` or an unknown word.
+    init?(arguments: [String]) {
+        var chosen: [Section] = []
+        for argument in arguments {
+            guard let section = Section(rawValue: argument) else { return nil }
+            chosen.append(section)
+        }
+        selected = chosen.isEmpty ? Section.allCases : Section.allCases.filter(chosen.contains)
+    }
+
+    /// `$AMBIENT_SPEAKER_BIN`, else `ambient-speaker` next to this executable
+    /// (TestSupport's lookup); throws when it is not an executable file.
+    static func speakerExecutable() throws -> String {
+        let path = try SpeakerProcess.binaryPath()
+        guard access(path, X_OK) == 0 else {
+            throw BenchError("\(path) is not an executable (build it with --product ambient-speaker, or set AMBIENT_SPEAKER_BIN)")
+        }
+        return path
+    }
+}

@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// speaker-bench: measures the speaker's hot paths (knob decoding, sound
+/// rendering) and its end-to-end MQTT latencies and memory, and prints one
+/// JSON line per figure on stdout (chatter on stderr). It measures; it does
+/// not assert. Exit status 0 when every section ran, 1 when one could not
+/// (its figures are then missing from the output), 2 for bad arguments.
+@main
+struct SpeakerBench {
+    /// Runs the sections named on the command line (all by default), in order.
+    static func main() {
+        let report = BenchReport()
+        guard let sections = BenchSections(arguments: Array(CommandLine.arguments.dropFirst())) else {
+            report.note(BenchSections.usage)
+            exit(2)
+        }
+        var failed = false
+        for section in sections.selected {
+            report.note("section \(section.rawValue)")
+            switch section {
+            case .encoder:
+                EncoderThroughput().run(report: report)
+            case .bounce:
+                EncoderBounce().run(report: report)
+            case .render:
+                RenderThroughput().run(report: report)
+            case .speaker:
+                do {
+                    try SpeakerLatency(speakerExecutable: BenchSections.speakerExecutable()).run(report: report)
+                } catch {
+                    report.note("speaker section failed: \(error)")
+                    failed = true
+                }
+            }
+        }
+        exit(failed ? 1 : 0)
+    }
+}

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TestSupport
+
+/// End-to-end figures against the real speaker binary on loopback: a private
+/// mosquitto (`TestBroker`), `ambient-speaker run` with a temporary config
+/// (simulated board, audio into a raw file, no fades), and a `TestPeer` in
+/// the role of the server (see `CommandTimer` for what is timed):
+///
+/// - `broker_roundtrip_p50_ms` / `_p99_ms`: the floor;
+/// - `command_to_session_latency_p50_ms` / `_p99_ms`: `setVolume`, while playing;
+/// - `command_to_session_latency_play_pause_p50_ms` / `_p99_ms`, and the
+///   `_play_` / `_pause_` halves;
+/// - `rss_playing_kb`: the speaker's peak `VmRSS` over one second of playing.
+///
+/// Runs on the calling thread (the peer has its own network thread).
+struct SpeakerLatency {
+    /// Path of the `ambient-speaker` executable.
+    var speakerExecutable: String
+    /// `setVolume` commands timed.
+    var volumeCommands = 300
+    /// `pause`/`play` commands timed (alternating, starting with pause).
+    var transportCommands = 300
+    /// Broker round trips timed.
+    var echoes = 300
+
+    private let root = "ambient-speaker/bench"
+
+    /// Creates the benchmark for the speaker at `speakerExecutable`.
+    init(speakerExecutable: String) { self.speakerExecutable = speakerExecutable }
+
+    /// Runs everything, reporting figures as they come. Throws when the
+    /// broker, the speaker or the peer cannot be set up; cleans up either way
+    /// (speaker SIGTERM, then peer disconnect and broker stop, temp files removed).
+    func run(report: BenchReport) throws {
+        let directory = try BenchDirectory()
+        defer { directory.remove() }
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        try directory.write("config.json", text: config(port: broker.port, directory: directory))
+        try directory.makeDirectory("state")
+        report.note("speaker \(speakerExecutable), broker 127.0.0.1:\(broker.port), files in \(directory.path)")
+        let peer = try TestPeer(port: broker.port)
+        defer { peer.disconnect() }
+        try peer.connect()
+        let timer = CommandTimer(peer: peer, root: root, report: report)
+        try timer.subscribe()
+
+        let speaker = try ChildProcess(executable: speakerExecutable,
+                                       arguments: ["run", "--config", directory.file("config.json")],
+                                       logPath: directory.file("speaker.log"))
+        defer {
+            let wasRunning = speaker.isRunning
+            speaker.send(SIGTERM)
+            if let code = speaker.waitForExit(timeout: 5) {
+                report.note("speaker exited with \(code)" + (wasRunning ? " after SIGTERM" : " (before SIGTERM)"))
+            } else {
+                speaker.send(SIGKILL)
+                report.note("speaker still running 5 s after SIGTERM; sent SIGKILL (exit \(speaker.waitForExit(timeout: 5).map(String.init) ?? "?"))")
+            }
+        }
+        // Up to 20 s for the first session, in slices, so a speaker that exits at start-up is noticed at once.
+        var firstSession: ReceivedMessage?
+        for _ in 0..<40 where firstSession == nil && speaker.isRunning {
+            firstSession = peer.waitForMessage(topic: "\(root)/session", timeout: 0.5)
+        }
+        guard let first = firstSession else {
+            let state = speaker.isRunning ? "it is still running" : "it exited"
+            throw BenchError("no session from the speaker (\(state)); its log:\n" + directory.tail("speaker.log"))
+        }
+        report.note("first session (retained: \(first.retain)): \(first.payloadString.prefix(120))…")
+
+        timer.brokerRoundTrips(echoes).report("broker_roundtrip", to: report)
+
+        if SessionFields(first.payload).isPlaying != true {
+            guard timer.time(action: "play", id: "start", expecting: { $0.isPlaying == true }) != nil else {
+                throw BenchError("the speaker did not start playing; its log:\n" + directory.tail("speaker.log"))
+            }
+        }
+        timer.volumeCommands(volumeCommands).report("command_to_session_latency", to: report)
+        residentMemory(of: speaker, report: report)
+
+        let (play, pause) = timer.transportCommands(transportCommands)
+        var both = play
+        both.merge(pause)
+        both.report("command_to_session_latency_play_pause", to: report)
+        play.report("command_to_session_latency_play", to: report)
+        pause.report("command_to_session_latency_pause", to: report)
+        if timer.rejected > 0 {
+            report.note("\(timer.rejected) commands got a result with ok != true; log tail:\n" + directory.tail("speaker.log"))
+        }
+    }
+
+    /// The speaker's configuration: the brief's, plus the broker by address
+    /// (not `localhost`, which may resolve to ::1 first) and no fades.
+    private func config(port: UInt16, directory: BenchDirectory) -> String {
+        """
+        {"device":{"id":"bench"},"board":{"kind":"simulated"},\
+        "audio":{"device":"file:'\(directory.file("out.raw"))',raw","fadeMs":0},\
+        "mqtt":{"host":"127.0.0.1","port":\(port)},"stateDirectory":"\(directory.file("state"))",\
+        "inputs":{"encoder":{"acceleration":false}}}
+        """
+    }
+
+    /// Samples `VmRSS` ten times, 100 ms apart (the wait is on the speaker's
+    /// exit, so a crash ends it early), and reports the peak as `rss_playing_kb`.
+    private func residentMemory(of speaker: ChildProcess, report: BenchReport) {
+        var readings: [Int] = []
+        for _ in 0..<10 {
+            if let kb = ResidentMemory.kilobytes(pid: speaker.pid) { readings.append(kb) }
+            if speaker.waitForExit(timeout: 0.1) != nil { break }
+        }
+        guard let peak = readings.max() else {
+            report.note("rss: could not read /proc/\(speaker.pid)/status")
+            return
+        }
+        report.metric("rss_playing_kb", Double(peak), unit: "kB")
+        report.note("rss while playing (kB): \(readings.map(String.init).joined(separator: " "))")
+    }
+}

@@ -1,0 +1,18 @@
+/// A small seeded pseudo-random generator (SplitMix64), so every run of the
+/// benchmark feeds the decoders exactly the same bounce pattern. Value type;
+/// use from one thread.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    /// A generator whose sequence is fixed by `seed`.
+    init(seed: UInt64) { state = seed }
+
+    /// The next 64 pseudo-random bits.
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
