@@ -192,14 +192,14 @@ final class AudioThreadWorker: @unchecked Sendable {
         }
     }
 
-    /// Device closed: pauses complete at once; while playback is intended,
-    /// retries opening on the backoff schedule (0.5 s doubling to 5 s).
+    /// Device closed: pauses complete at once; opening is retried on the
+    /// backoff schedule (0.5 s doubling to 5 s) whether or not playback is
+    /// intended, so `audio` comes back to `ok` by itself (the core refuses
+    /// `play` while it is `unavailable`).
     private func waitForDevice() {
         if !renderer.isPlaying {
             renderer.pause(fadeFrames: 0)
             completePause()
-            _ = requestWake.wait(timeoutNanos: -1)
-            return
         }
         let now = PlaybackPacer.now()
         if now < nextRetryNanos {
@@ -211,7 +211,13 @@ final class AudioThreadWorker: @unchecked Sendable {
                                         periodFrames: settings.periodFrames, bufferFrames: settings.bufferFrames)
             deviceRunning = false
             framesSinceOpen = 0
-            // `deviceAvailable` is reported once the device has taken a buffer.
+            // While playing, `deviceAvailable` is reported once the device has
+            // taken a buffer; while paused, opening is all that can be checked.
+            if !renderer.isPlaying {
+                deviceFailed = false
+                backoffNanos = 500_000_000
+                report(.deviceAvailable)
+            }
         } catch {
             backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
             nextRetryNanos = PlaybackPacer.now() + backoffNanos
