@@ -4,7 +4,6 @@ import Glibc
 import SpeakerCore
 import SpeakerProtocol
 import SpeakerSystem
-import Ambience
 import AudioALSA
 import MQTTLink
 import Board
@@ -13,6 +12,9 @@ import Board
 /// link, board) to the core and performs the core's effects. Everything runs
 /// on the main thread's event loop; the audio engine and libmosquitto have
 /// their own threads and talk to the loop through eventfds.
+///
+/// One file per seam: audio in `+Audio`, MQTT in `+MQTT`, the board in
+/// `+Board`, signals and shutdown in `+Lifecycle`, the effect runner in `+Effects`.
 final class SpeakerRuntime {
     let config: SpeakerConfig
     let logger: Logger
@@ -43,8 +45,7 @@ final class SpeakerRuntime {
             return 1
         }
         do {
-            try EventLoop.blockSignals([SIGTERM, SIGINT, SIGHUP])
-            signal(SIGPIPE, SIG_IGN)
+            try blockSignals()
             let runtime = try SpeakerRuntime(config: config, logger: logger, demo: demo)
             return try runtime.run()
         } catch let error as StartupError {
@@ -60,38 +61,10 @@ final class SpeakerRuntime {
         self.config = config
         self.logger = logger
         loop = try EventLoop()
-        guard config.board.kind == .simulated else {
-            throw StartupError(exitCode: 2, message: "board.kind \"gpio\": this build has no libgpiod board yet; use board.kind \"simulated\" (or `ambient-speaker demo`)")
-        }
-        guard config.volume.mode != .alsaMixer else {
-            throw StartupError(exitCode: 2, message: "volume.mode \"alsa-mixer\" is not available in this build yet; use \"software\" or \"gpio-step\"")
-        }
+        try Self.checkSupported(config)
         revisions = RevisionStore(directory: config.stateDirectory, logger: logger.named("state"))
-        AudioDevices.silenceLibraryMessages()
-        var audioSettings = AudioEngine.Settings(device: config.audio.device, sampleRate: config.audio.sampleRate,
-                                                 periodFrames: config.audio.periodFrames, bufferFrames: config.audio.bufferFrames)
-        if demo && config.audio.device == "default" && !AudioDevices.canOpen(device: "default") {
-            audioSettings.device = "file:'ambient-demo.wav',wav"
-            logger.notice("no sound card: the demo writes its audio to ambient-demo.wav")
-        }
-        engine = AudioEngine(settings: audioSettings, logger: logger.named("audio"))
-        let root = config.topicRoot
-        var password: String?
-        if let file = config.mqtt.passwordFile {
-            do {
-                password = try FileIO.readText(path: file, maxBytes: 4096).split(separator: "\n").first.map(String.init) ?? ""
-            } catch {
-                throw StartupError(exitCode: 1, message: "mqtt.passwordFile: cannot read \(file): \(error.message)")
-            }
-        }
-        let settings = MQTTSettings(
-            host: config.mqtt.host, port: config.mqtt.port, clientID: "ambient-speaker-\(config.device.id)",
-            keepaliveSeconds: config.mqtt.keepaliveSeconds, username: config.mqtt.username, password: password,
-            tls: config.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
-            will: MQTTWill(topic: "\(root)/availability", payload: Array("offline".utf8), qos: 1, retain: true),
-            subscriptions: ["\(root)/command"])
-        mqtt = try MQTTLink(settings: settings, logger: logger.named("mqtt"))
-        let catalog = BuiltInSounds.all.map { CatalogEntry(id: $0.id, name: $0.name, summary: $0.summary) }
+        engine = Self.makeEngine(config: config, logger: logger, demo: demo)
+        mqtt = try Self.makeMQTT(config: config, logger: logger)
         let environment = SpeakerEnvironment(
             wallClock: {
                 let now = WallClock.now()
@@ -100,69 +73,23 @@ final class SpeakerRuntime {
             clockSynced: { SystemFacts.isClockSynchronised() },
             newSessionID: { UUIDText.random() },
             software: "ambient-speaker \(CommandLineTool.version)")
-        speaker = Speaker(config: config, catalog: catalog, environment: environment,
-                          revisionReservation: revisions.lastReservation)
+        speaker = Speaker(config: config, catalog: Self.makeCatalog(config: config, logger: logger),
+                          environment: environment, revisionReservation: revisions.lastReservation)
         if demo { self.demo = DemoConsole() }
     }
 
     /// Starts everything, runs the loop, shuts down gracefully; returns the exit code.
     func run() throws -> Int32 {
         logResolvedConfiguration()
-        do {
-            try engine.start(failIfUnavailable: false)
-        } catch {
-            throw StartupError(exitCode: 2, message: "audio: \(error)")
-        }
-        loop.addReader(fd: engine.reportFD) { [unowned self] in self.engineReports() }
-        loop.addReader(fd: mqtt.eventFD) { [unowned self] in self.mqttEvents() }
+        try startAudio()
         try startBoard()
-        try loop.onSignal([SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
-            if signal == SIGHUP {
-                self.logger.notice("SIGHUP: configuration reload is not supported yet; restart the service to apply changes")
-                return
-            }
-            self.logger.notice("signal \(signal): shutting down")
-            self.loop.stop()
-        }
-        do { try mqtt.start() } catch {
-            throw StartupError(exitCode: 2, message: "mqtt: \(error)")
-        }
+        try installSignalHandlers()
+        try startMQTT()
         dispatch(.start(at: now()))
-        if let notifier = try? SystemdNotifier.fromEnvironment() {
-            try? notifier.notify("READY=1\nSTATUS=playing ambience; MQTT \(config.mqtt.host):\(config.mqtt.port)")
-        }
+        announceReady()
         try loop.run()
         shutdown()
         return exitCode
-    }
-
-    private func startBoard() throws {
-        let board = SimulatedBoard(loop: loop, logger: logger.named("board")) { [unowned self] edge in
-            self.dispatch(.lineEdge(edge))
-        }
-        self.board = board
-        if let path = config.board.controlSocket {
-            do {
-                controlServer = try LineServer(path: path, loop: loop, logger: logger.named("control")) { [unowned board] line in
-                    board.handle(command: line)
-                }
-            } catch {
-                throw StartupError(exitCode: 2, message: "board.controlSocket \(path): \(error)")
-            }
-        }
-        if let demo {
-            try demo.start(loop: loop, board: board) { [unowned self] in self.loop.stop() }
-        }
-    }
-
-    /// Fade out, say `offline`, disconnect, close the device.
-    private func shutdown() {
-        demo?.stop()
-        engine.shutdown(fadeMs: min(config.audio.fadeMs, 1000))
-        mqtt.shutdown(finalPublish: (topic: "\(config.topicRoot)/availability", payload: Array("offline".utf8), retain: true),
-                      timeoutMs: 1500)
-        controlServer?.close()
-        logger.info("stopped")
     }
 
     func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: MonotonicClock.now()) }
@@ -184,6 +111,16 @@ final class SpeakerRuntime {
     private func logResolvedConfiguration() {
         logger.info("ambient-speaker \(CommandLineTool.version): device \"\(config.device.id)\", board \(config.board.kind.rawValue), "
                     + "volume \(config.volume.mode.rawValue), topics \(config.topicRoot)/…, broker \(config.mqtt.host):\(config.mqtt.port)")
+    }
+
+    /// Refuses configurations this build cannot run yet (exit 2, with the key).
+    private static func checkSupported(_ config: SpeakerConfig) throws {
+        guard config.board.kind == .simulated else {
+            throw StartupError(exitCode: 2, message: "board.kind \"gpio\": this build has no libgpiod board yet; use board.kind \"simulated\" (or `ambient-speaker demo`)")
+        }
+        guard config.volume.mode != .alsaMixer else {
+            throw StartupError(exitCode: 2, message: "volume.mode \"alsa-mixer\" is not available in this build yet; use \"software\" or \"gpio-step\"")
+        }
     }
 }
 

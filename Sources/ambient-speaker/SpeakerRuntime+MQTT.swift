@@ -1,0 +1,65 @@
+import SpeakerCore
+import SpeakerSystem
+import MQTTLink
+
+/// The MQTT side: settings from the config, inbound events, publishing.
+extension SpeakerRuntime {
+    static func makeMQTT(config: SpeakerConfig, logger: Logger) throws -> MQTTLink {
+        let root = config.topicRoot
+        var password: String?
+        if let file = config.mqtt.passwordFile {
+            do {
+                password = try FileIO.readText(path: file, maxBytes: 4096).split(separator: "\n").first.map(String.init) ?? ""
+            } catch {
+                throw StartupError(exitCode: 1, message: "mqtt.passwordFile: cannot read \(file): \(error.message)")
+            }
+        }
+        let settings = MQTTSettings(
+            host: config.mqtt.host, port: config.mqtt.port, clientID: "ambient-speaker-\(config.device.id)",
+            keepaliveSeconds: config.mqtt.keepaliveSeconds, username: config.mqtt.username, password: password,
+            tls: config.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
+            will: MQTTWill(topic: "\(root)/availability", payload: Array("offline".utf8), qos: 1, retain: true),
+            subscriptions: ["\(root)/command"])
+        return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
+    }
+
+    func startMQTT() throws {
+        loop.addReader(fd: mqtt.eventFD) { [unowned self] in self.mqttEvents() }
+        do { try mqtt.start() } catch {
+            throw StartupError(exitCode: 2, message: "mqtt: \(error)")
+        }
+    }
+
+    /// `offline` (acknowledged) before a clean disconnect.
+    func stopMQTT() {
+        mqtt.shutdown(finalPublish: (topic: "\(config.topicRoot)/availability", payload: Array("offline".utf8), retain: true),
+                      timeoutMs: 1500)
+    }
+
+    func perform(_ p: Publication) {
+        if case .rejected(let error) = mqtt.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
+                                                     correlationData: p.correlationData) {
+            logger.warning("publish to \(p.topic) failed: \(error)")
+        }
+    }
+
+    /// Drains the MQTT link's events into the core.
+    func mqttEvents() {
+        let commandTopic = "\(config.topicRoot)/command"
+        for event in mqtt.drainEvents() {
+            switch event {
+            case .connected:
+                logger.info("connected to \(config.mqtt.host):\(config.mqtt.port)")
+                dispatch(.mqttConnected(at: now()))
+            case .disconnected(let reason):
+                logger.notice("disconnected from the broker (reason \(reason)); reconnecting")
+                dispatch(.mqttDisconnected(at: now()))
+            case .message(let m) where m.topic == commandTopic:
+                dispatch(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
+                                                  correlationData: m.correlationData), at: now()))
+            case .message(let m):
+                logger.debug("ignoring a message on \(m.topic)")
+            }
+        }
+    }
+}
