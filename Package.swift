@@ -23,18 +23,22 @@ let package = Package(
         // C libraries from Debian.
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
         // Adapters: one per outside world.
         .target(name: "CSystemShim"),
         .target(name: "SpeakerSystem", dependencies: ["CSystemShim"]),
         .target(name: "AudioALSA", dependencies: ["CALSA", "Ambience", "SpeakerSystem"]),
+        // Sound files: libsndfile decoding, libsoxr resampling, read-ahead, the catalog.
+        .target(name: "SoundFiles", dependencies: ["CSndfile", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem"]),
         .target(name: "Board", dependencies: ["SpeakerCore", "SpeakerSystem"]),
 
         // Thin executables.
         .executableTarget(
             name: "ambient-speaker",
-            dependencies: ["SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "MQTTLink", "SpeakerSystem", "Board"]),
+            dependencies: ["SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "SoundFiles", "MQTTLink", "SpeakerSystem", "Board"]),
         .executableTarget(
             name: "speaker-bench",
             dependencies: ["SpeakerCore", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport"],
@@ -46,6 +50,7 @@ let package = Package(
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol"]),
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
+        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile"]),
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),

@@ -1,0 +1,97 @@
+import SpeakerSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The read-ahead thread for file sounds: keeps each streamed `FileSound`'s
+/// ring full, decoding (and resampling) off the audio thread, so the audio
+/// thread never reads the disk and long files are never held whole in memory.
+///
+/// Main thread: `start()`, `shutdown()`. Sources register themselves when
+/// created and unregister when released (both on the main thread, under a
+/// mutex the audio thread never takes). The audio thread only writes to an
+/// eventfd (`requestFill()`) when a ring falls below half.
+public final class FileStreamer: @unchecked Sendable {
+    // @unchecked Sendable: `streams` is behind a Mutex, the flags are atomics,
+    // `thread` is only touched by the main thread, and the eventfd is thread-safe.
+    private let wake: EventFD
+    private let streams = Mutex<[FileStream]>([])
+    private let stopRequested = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private let logger: Logger
+
+    /// A stopped streamer; `logger` gets start/stop lines (main thread only).
+    public init(logger: Logger) throws(SystemError) {
+        wake = try EventFD()
+        self.logger = logger
+    }
+
+    deinit {
+        // The thread holds a reference while it runs, so this normally runs after
+        // `shutdown()`; if the thread itself dropped the last one, don't join it.
+        if let tid = thread, pthread_equal(tid, pthread_self()) == 0 { shutdown() }
+    }
+
+    /// True between `start()` and `shutdown()`.
+    public var isRunning: Bool { thread != nil }
+
+    /// Starts the read-ahead thread (normal priority). Main thread.
+    public func start() throws(SystemError) {
+        guard thread == nil else { return }
+        let retained = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { argument in
+            guard let argument else { return nil }
+            Unmanaged<FileStreamer>.fromOpaque(argument).takeRetainedValue().run()
+            return nil
+        }, retained.toOpaque())
+        guard rc == 0 else {
+            retained.release()
+            throw SystemError(operation: "pthread_create", errno: rc, path: nil)
+        }
+        thread = tid
+        logger.info("read-ahead thread started (file sounds stream from disk)")
+    }
+
+    /// Stops and joins the thread. Main thread.
+    public func shutdown() {
+        guard let tid = thread else { return }
+        stopRequested.store(true, ordering: .releasing)
+        wake.signal()
+        pthread_join(tid, nil)
+        thread = nil
+    }
+
+    /// Streams currently registered (for tests and logs). Main thread.
+    public var streamCount: Int { streams.withLock { $0.count } }
+
+    func add(_ stream: FileStream) {
+        streams.withLock { $0.append(stream) }
+        wake.signal()
+    }
+
+    func remove(_ stream: FileStream) {
+        streams.withLock { list in list.removeAll { $0 === stream } }
+    }
+
+    /// Wakes the thread to top up rings. Audio thread: one write(2) on an
+    /// eventfd, no allocation, no lock.
+    func requestFill() {
+        var one: UInt64 = 1
+        _ = write(wake.fd, &one, 8)
+    }
+
+    /// The thread body: sleep on the eventfd, then fill every ring that asked.
+    private func run() {
+        while !stopRequested.load(ordering: .acquiring) {
+            var pfd = pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, -1) < 0 && errno != EINTR { break }
+            wake.drain()
+            let list = streams.withLock { $0 }
+            for stream in list where stream.needsFill.load(ordering: .relaxed) || stream.ring.free > stream.ring.capacity / 2 {
+                stream.fill()
+            }
+        }
+    }
+}

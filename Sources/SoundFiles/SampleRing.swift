@@ -1,0 +1,63 @@
+import Synchronization
+
+/// A single-producer / single-consumer ring of stereo float frames: the
+/// read-ahead thread writes decoded audio, the audio thread reads it.
+///
+/// Neither side allocates, locks or makes a syscall. Frames are written into
+/// preallocated memory, then published with a release store of `tail`; the
+/// reader publishes what it consumed with a release store of `head`.
+final class SampleRing: @unchecked Sendable {
+    // @unchecked Sendable: each region of `storage` is owned by one side at a
+    // time, handed over by the acquire/release pairs on `head` and `tail`.
+    /// Capacity in frames (a power of two).
+    let capacity: Int
+    private let mask: Int
+    private let storage: UnsafeMutablePointer<Float>
+    private let head = Atomic<Int>(0)  // frames read (consumer-owned)
+    private let tail = Atomic<Int>(0)  // frames written (producer-owned)
+
+    /// A ring holding at least `minimumFrames` frames.
+    init(minimumFrames: Int) {
+        var c = 64
+        while c < minimumFrames { c <<= 1 }
+        capacity = c
+        mask = c - 1
+        storage = .allocate(capacity: 2 * c)
+        storage.initialize(repeating: 0, count: 2 * c)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Frames ready to read. Either side.
+    var available: Int { tail.load(ordering: .acquiring) &- head.load(ordering: .acquiring) }
+
+    /// Producer: frames that can be written now.
+    var free: Int { capacity - (tail.load(ordering: .relaxed) &- head.load(ordering: .acquiring)) }
+
+    /// Producer: writes `frames ≤ free` frames by calling `fill` with up to two
+    /// contiguous regions (pointer, frames), then publishes them.
+    func write(frames: Int, _ fill: (UnsafeMutablePointer<Float>, Int) -> Void) {
+        let t = tail.load(ordering: .relaxed)
+        let n = min(frames, free)
+        guard n > 0 else { return }
+        let start = t & mask
+        let first = min(n, capacity - start)
+        fill(storage + 2 * start, first)
+        if n > first { fill(storage, n - first) }
+        tail.store(t &+ n, ordering: .releasing)
+    }
+
+    /// Consumer: copies up to `frames` frames to `out`; returns how many.
+    /// Real-time safe.
+    func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let h = head.load(ordering: .relaxed)
+        let n = min(frames, tail.load(ordering: .acquiring) &- h)
+        guard n > 0 else { return 0 }
+        let start = h & mask
+        let first = min(n, capacity - start)
+        out.update(from: storage + 2 * start, count: 2 * first)
+        if n > first { (out + 2 * first).update(from: storage, count: 2 * (n - first)) }
+        head.store(h &+ n, ordering: .releasing)
+        return n
+    }
+}

@@ -1,0 +1,40 @@
+import CSoxr
+
+/// A streaming stereo float resampler (libsoxr, medium quality: 16-bit
+/// precision) from a file's rate to the output rate.
+///
+/// Used by one thread at a time (whichever runs the `LoopingDecoder`); never
+/// the audio thread. Its state carries across calls, so a looped stream fed
+/// in pieces is resampled as one continuous signal.
+final class StreamResampler {
+    private let soxr: soxr_t
+    /// Output frames per input frame.
+    let ratio: Double
+
+    /// Creates the resampler (`soxr_create`). Throws with libsoxr's message.
+    init(from inputRate: Int, to outputRate: Int, path: String) throws(SoundFileError) {
+        var error: soxr_error_t?
+        var io = csoxr_float_interleaved()
+        var quality = csoxr_medium_quality()
+        guard let handle = soxr_create(Double(inputRate), Double(outputRate), 2, &error, &io, &quality, nil), error == nil else {
+            let text = error.map { String(cString: $0) } ?? "unknown error"
+            throw SoundFileError(path: path, reason: "libsoxr cannot resample \(inputRate) Hz to \(outputRate) Hz: \(text)")
+        }
+        soxr = handle
+        ratio = Double(outputRate) / Double(inputRate)
+    }
+
+    deinit { soxr_delete(soxr) }
+
+    /// Feeds `inputFrames` stereo frames and writes up to `outputCapacity`
+    /// resampled frames to `output` (`soxr_process`). Returns the frames
+    /// consumed and produced; input not consumed must be offered again.
+    func process(_ input: UnsafePointer<Float>, inputFrames: Int,
+                 into output: UnsafeMutablePointer<Float>, outputCapacity: Int) -> (consumed: Int, produced: Int) {
+        var used = 0
+        var made = 0
+        let error = soxr_process(soxr, input, inputFrames, &used, output, outputCapacity, &made)
+        if error != nil { return (inputFrames, 0) }  // drop the input rather than spin on it
+        return (used, made)
+    }
+}
