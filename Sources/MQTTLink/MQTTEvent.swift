@@ -7,8 +7,8 @@ public enum MQTTEvent: Sendable, Equatable {
     case connected(sessionPresent: Bool)
     /// The connection ended. `reason` is 0 after our own clean disconnect,
     /// otherwise a libmosquitto error code (`MOSQ_ERR_*`, e.g. 7 = connection
-    /// lost) or an MQTT v5 reason code from the broker. libmosquitto keeps
-    /// reconnecting by itself.
+    /// lost) or an MQTT v5 reason code from the broker. The link keeps
+    /// reconnecting by itself on its backoff schedule.
     case disconnected(reason: Int32)
     /// A message arrived on a subscribed topic.
     case message(MQTTMessage)

@@ -5,24 +5,30 @@ import CMosquitto
 import SpeakerSystem
 import Synchronization
 
-/// The speaker's MQTT connection, over libmosquitto (MQTT v5, persistent
-/// session, last will, automatic reconnect).
+/// The speaker's MQTT connection, over libmosquitto (MQTT v5 with a 3.1.1
+/// fallback, persistent session, last will, TLS, credentials) with its own
+/// reconnect schedule (`ReconnectBackoff`: 0.5 s … 30 s, jittered).
 ///
 /// Threads: `start`, `publish`, `drainEvents` and `shutdown` are called from
-/// the main loop's thread (one thread). libmosquitto's own network thread
-/// (`mosquitto_loop_start`) runs the callbacks, which only post events to a
-/// mutex-protected queue and write an eventfd (plus re-subscribing on
-/// connect). The main loop polls `eventFD` and calls `drainEvents()`.
+/// the main loop's thread (one thread). The link's own network thread
+/// (`MQTTLink+Network`) connects, runs `mosquitto_loop` and waits out the
+/// backoff; libmosquitto runs the callbacks on it, and they only post events
+/// to a mutex-protected queue and write an eventfd (plus re-subscribing on
+/// connect). The main loop polls `eventFD` and calls `drainEvents()`; it never
+/// waits on the network (libmosquitto is in threaded mode, so `publish` only
+/// queues).
 ///
 /// Lifetime: `start()` retains the link (libmosquitto holds it as userdata)
-/// until `shutdown()`, so a started link must be shut down to be freed.
+/// until `shutdown()`, so a started link must be shut down to be freed. If
+/// the network thread is stuck in a TCP/TLS connect when `shutdown` gives
+/// up, the thread is left to finish and frees the client itself.
 ///
-/// `@unchecked Sendable` because the callbacks reach this object from
-/// libmosquitto's thread through the C userdata pointer. What they touch is
+/// `@unchecked Sendable` because the callbacks reach this object from the
+/// network thread through the C userdata pointer. What they touch is
 /// thread-safe: `mailbox` and `tracker` (Mutex + eventfd), the atomics, and
-/// immutable `let`s (`settings`). `client` and `connectThread` are only
-/// touched by the main thread, and by the start-up connect thread strictly
-/// before `mosquitto_loop_start`.
+/// immutable `let`s (`settings`). `client` is written only by `start` before
+/// the network thread exists and read-only afterwards; the thread that ends
+/// last (decided by `ownership`) destroys it.
 public final class MQTTLink: @unchecked Sendable {
     /// The settings this link was created with.
     public let settings: MQTTSettings
@@ -32,8 +38,22 @@ public final class MQTTLink: @unchecked Sendable {
     let connected = Atomic<Bool>(false)
     /// The CONNACK reason of the last refused connection (0 when none), for logging.
     let lastRefusal = Atomic<Int32>(0)
-    private var client: OpaquePointer?
-    private var connectThread: pthread_t?
+    /// Set by on_connect when a v5 CONNECT was refused for its protocol version.
+    let fallbackRequested = Atomic<Bool>(false)
+    /// Set by on_connect on success; the network thread resets the backoff.
+    let established = Atomic<Bool>(false)
+    /// 5 for MQTT v5, 4 for 3.1.1 after a fallback.
+    let protocolLevel = Atomic<Int>(5)
+    /// Set by `shutdown`; the network thread stops at its next step.
+    let stopRequested = Atomic<Bool>(false)
+    /// Wakes the network thread out of a backoff wait.
+    let wake: EventFD
+    /// Signalled by the network thread as it exits.
+    let finished: EventFD
+    /// Who frees the client: `running`, then `threadExited` or `abandoned`.
+    let ownership = Atomic<Int>(NetworkOwnership.running)
+    private(set) var client: OpaquePointer?
+    private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
 
     /// Creates a stopped link. Cheap; makes no network calls. Any thread.
@@ -42,6 +62,8 @@ public final class MQTTLink: @unchecked Sendable {
         self.logger = logger
         self.mailbox = try EventMailbox()
         self.tracker = try PublishTracker()
+        self.wake = try makeEventFD()
+        self.finished = try makeEventFD()
     }
 
     /// Readable (POLLIN) while events are pending; poll it from the main
@@ -51,6 +73,10 @@ public final class MQTTLink: @unchecked Sendable {
     /// Whether the broker has accepted the connection and it has not dropped
     /// since. Any thread.
     public var isConnected: Bool { connected.load(ordering: .acquiring) }
+
+    /// The MQTT protocol level in use: 5, or 4 (3.1.1) after the broker
+    /// refused v5. Any thread.
+    public var protocolVersion: Int { protocolLevel.load(ordering: .acquiring) }
 
     /// Takes every pending event, oldest first. Logs only what the caller
     /// cannot see (the libmosquitto text of a loss, a broker refusal).
@@ -67,7 +93,7 @@ public final class MQTTLink: @unchecked Sendable {
                     let text = mosquitto_reason_string(refusal).map { String(cString: $0) } ?? "?"
                     logger.warning("broker refused the connection: \(text) (\(refusal))")
                 } else if reason != 0 {
-                    logger.info("connection lost: \(MQTTError.text(for: reason)) (\(reason)); libmosquitto reconnects with backoff")
+                    logger.info("connection lost: \(MQTTError.text(for: reason)) (\(reason)); reconnecting with backoff")
                 }
             case .message:
                 break
@@ -77,12 +103,11 @@ public final class MQTTLink: @unchecked Sendable {
     }
 
     /// Creates the libmosquitto client, applies the settings (protocol v5,
-    /// TCP_NODELAY, credentials, TLS, will, backoff), then connects in the
-    /// background: a helper thread makes the first CONNECT (which carries the
-    /// Session Expiry Interval and can block on DNS or TCP) and starts
-    /// libmosquitto's network thread, which retries forever with backoff.
-    /// A broker that is down does not make this fail or block. Main thread;
-    /// call once.
+    /// threaded mode, TCP_NODELAY, credentials, TLS, will), then starts the
+    /// network thread, which connects (the CONNECT carries the Session Expiry
+    /// Interval; DNS, TCP and TLS can block there, never here) and retries
+    /// forever on the backoff schedule. A broker that is down does not make
+    /// this fail or block. Main thread; call once.
     public func start() throws(MQTTError) {
         guard client == nil else {
             throw MQTTError(function: "MQTTLink.start", code: Int32(MOSQ_ERR_INVAL.rawValue), message: "already started")
@@ -109,7 +134,7 @@ public final class MQTTLink: @unchecked Sendable {
 
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, connectThreadMain, context)
+        let rc = pthread_create(&thread, nil, networkThreadMain, context)
         guard rc == 0 else {
             Unmanaged<MQTTLink>.fromOpaque(context).release()
             client = nil
@@ -118,7 +143,7 @@ public final class MQTTLink: @unchecked Sendable {
             unmanaged.release()
             throw MQTTError(function: "pthread_create", code: rc, message: String(cString: strerror(rc)))
         }
-        connectThread = thread
+        networkThread = thread
     }
 
     /// Publishes a message. QoS 0 or 1; `correlationData` adds the MQTT v5
@@ -130,7 +155,7 @@ public final class MQTTLink: @unchecked Sendable {
         guard let mosq = client, isConnected else { return .notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
-        if let correlationData {
+        if let correlationData, protocolVersion == 5 {
             let rc = correlationData.withUnsafeBytes { bytes in
                 mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue),
                                               bytes.baseAddress, UInt16(clamping: bytes.count))
@@ -158,10 +183,11 @@ public final class MQTTLink: @unchecked Sendable {
     /// Stops the link: publishes `finalPublish` at QoS 1 (the speaker's
     /// `availability` = `offline`) if connected, waits for its PUBACK and for
     /// other in-flight QoS 1 PUBACKs until `timeoutMs` has passed, then
-    /// disconnects cleanly (so the broker discards the will), stops
-    /// libmosquitto's thread and destroys the client. Main thread; blocks at
-    /// most `timeoutMs` for acknowledgements, plus however long a TCP connect
-    /// attempt already in progress takes to return. Safe to call twice.
+    /// disconnects cleanly (so the broker discards the will), stops the
+    /// network thread and destroys the client. Main thread; blocks at most
+    /// about `timeoutMs` in all (at least 200 ms for the thread to stop): a
+    /// connect still in progress is abandoned, not waited for. Safe to call
+    /// twice.
     public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
         guard let mosq = client else { return }
         let deadline = monotonicMilliseconds() + timeoutMs
@@ -182,15 +208,31 @@ public final class MQTTLink: @unchecked Sendable {
         if isConnected && !tracker.wait(deadline: deadline, until: { tracker.pendingCount == 0 }) {
             logger.warning("\(tracker.pendingCount) QoS 1 message(s) unacknowledged at shutdown")
         }
-        if let thread = connectThread {
-            pthread_join(thread, nil)
-            connectThread = nil
-        }
+        stopRequested.store(true, ordering: .releasing)
         let rc = mosquitto_disconnect_v5(mosq, 0, nil)
         if rc != .mosqSuccess && rc != Int32(MOSQ_ERR_NO_CONN.rawValue) {
             logger.warning("mosquitto_disconnect_v5: \(MQTTError.text(for: rc))")
         }
-        mosquitto_loop_stop(mosq, false)
+        wake.signal()
+        if let thread = networkThread {
+            let remaining = max(200, deadline - monotonicMilliseconds())
+            if waitReadable(finished.fd, milliseconds: remaining) {
+                pthread_join(thread, nil)
+            } else if ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.abandoned,
+                                                ordering: .acquiringAndReleasing).exchanged {
+                // Stuck in a connect (DNS, TCP SYN retries, TLS): leave it; it frees the client when it returns.
+                logger.warning("the network thread is still connecting; leaving it to finish on its own")
+                pthread_detach(thread)
+                networkThread = nil
+                client = nil
+                connected.store(false, ordering: .releasing)
+                retainedSelf = nil  // the self-retain now belongs to the network thread
+                return
+            } else {
+                pthread_join(thread, nil)
+            }
+            networkThread = nil
+        }
         mosquitto_destroy(mosq)
         client = nil
         connected.store(false, ordering: .releasing)
@@ -206,6 +248,7 @@ public final class MQTTLink: @unchecked Sendable {
         try check("mosquitto_int_option(PROTOCOL_VERSION)",
                   mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5))
         try check("mosquitto_int_option(TCP_NODELAY)", mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
+        try check("mosquitto_threaded_set", mosquitto_threaded_set(mosq, true))
         if let username = settings.username {
             try check("mosquitto_username_pw_set", mosquitto_username_pw_set(mosq, username, settings.password))
         }
@@ -218,41 +261,18 @@ public final class MQTTLink: @unchecked Sendable {
             }
             try check("mosquitto_will_set", rc)
         }
-        let minDelay = UInt32(max(1, settings.reconnectMinSeconds.rounded(.up)))
-        let maxDelay = max(minDelay, UInt32(max(1, settings.reconnectMaxSeconds.rounded(.up))))
-        try check("mosquitto_reconnect_delay_set", mosquitto_reconnect_delay_set(mosq, minDelay, maxDelay, true))
         mosquitto_connect_v5_callback_set(mosq, linkOnConnect)
         mosquitto_disconnect_v5_callback_set(mosq, linkOnDisconnect)
         mosquitto_message_v5_callback_set(mosq, linkOnMessage)
         mosquitto_publish_v5_callback_set(mosq, linkOnPublish)
     }
 
-    /// Runs on the start-up connect thread: the first CONNECT (with the
-    /// Session Expiry Interval, which libmosquitto keeps for its own
-    /// reconnects), then hands the client to libmosquitto's network thread.
-    fileprivate func connectAndStartLoop() {
-        guard let mosq = client else { return }
-        var properties: OpaquePointer? = nil
-        defer { mosquitto_property_free_all(&properties) }
-        mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
-                                     settings.sessionExpirySeconds)
-        let rc = mosquitto_connect_bind_v5(mosq, settings.host, Int32(settings.port),
-                                           Int32(settings.keepaliveSeconds), nil, properties)
-        if rc != .mosqSuccess {
-            logger.warning("broker \(settings.host):\(settings.port) not reachable yet: \(MQTTError.text(for: rc)); retrying in the background")
-        }
-        let loop = mosquitto_loop_start(mosq)
-        if loop != .mosqSuccess {
-            logger.error("mosquitto_loop_start failed: \(MQTTError.text(for: loop)); MQTT is offline")
-        }
-    }
-
     /// Logs the resolved configuration once (never the password).
     private func logConfiguration() {
         let s = settings
-        var parts = ["broker \(s.host):\(s.port)", "client id \(s.clientID)", "MQTT v5",
+        var parts = ["broker \(s.host):\(s.port)", "client id \(s.clientID)", "MQTT v5 (3.1.1 fallback)",
                      "keepalive \(s.keepaliveSeconds) s", "session expiry \(s.sessionExpirySeconds) s",
-                     "reconnect \(s.reconnectMinSeconds)…\(s.reconnectMaxSeconds) s"]
+                     "reconnect \(s.reconnectMinSeconds)…\(s.reconnectMaxSeconds) s jittered"]
         if let user = s.username { parts.append("user \(user)" + (s.password == nil ? "" : " (password set)")) }
         if let tls = s.tls {
             parts.append("TLS ca \(tls.caFile)" + (tls.certFile.map { " cert \($0)" } ?? ""))
@@ -263,13 +283,4 @@ public final class MQTTLink: @unchecked Sendable {
         parts.append("subscriptions \(s.subscriptions)")
         logger.info(parts.joined(separator: ", "))
     }
-}
-
-/// pthread entry point of the start-up connect thread; `context` is a
-/// retained `MQTTLink`, released here.
-private func connectThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let context else { return nil }
-    let link = Unmanaged<MQTTLink>.fromOpaque(context).takeRetainedValue()
-    link.connectAndStartLoop()
-    return nil
 }

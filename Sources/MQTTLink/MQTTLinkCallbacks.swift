@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CMosquitto
 
-// libmosquitto callbacks. They run on libmosquitto's network thread, so they
+// libmosquitto callbacks. They run on the link's network thread (inside mosquitto_loop), so they
 // are plain global functions (no actor isolation, no captures) and reach the
 // link through the userdata pointer set in `mosquitto_new`. The link keeps
 // itself retained while the client exists, so the pointer is always valid
@@ -23,16 +23,22 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
     guard let link = link(userdata) else { return }
     guard rc == 0 else {
         link.lastRefusal.store(rc, ordering: .releasing)
+        // 132 = v5 "Unsupported Protocol Version"; libmosquitto also maps a
+        // 3.1.1 broker's "unacceptable protocol version" CONNACK to it.
+        if rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || rc == 1 {
+            link.fallbackRequested.store(true, ordering: .releasing)
+        }
         return
     }
     for topic in link.settings.subscriptions {
         mosquitto_subscribe_v5(mosq, nil, topic, 1, 0, nil)
     }
     link.connected.store(true, ordering: .releasing)
+    link.established.store(true, ordering: .releasing)
     link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))
 }
 
-/// on_disconnect (v5): report it; libmosquitto reconnects by itself.
+/// on_disconnect (v5): report it; the network thread reconnects on its backoff schedule.
 func linkOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
                       _ properties: OpaquePointer?) {
     guard let link = link(userdata) else { return }

@@ -23,8 +23,7 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Session Expiry Interval sent on CONNECT: how long the broker keeps the
     /// session (and queues QoS 1 messages) while the speaker is away.
     public var sessionExpirySeconds: UInt32
-    /// Reconnect backoff floor in seconds. libmosquitto counts whole seconds,
-    /// so values under 1 are rounded up to 1.
+    /// Reconnect backoff floor in seconds (`ReconnectBackoff`; millisecond resolution).
     public var reconnectMinSeconds: Double
     /// Reconnect backoff ceiling in seconds.
     public var reconnectMaxSeconds: Double

@@ -16,9 +16,9 @@ final class LinkHarness {
     static let command = "ambient-speaker/test/command"
 
     init(port: UInt16, clientID: String = "ambient-speaker-test", will: Bool = true,
-         username: String? = nil, password: String? = nil) throws {
+         username: String? = nil, password: String? = nil, tls: MQTTTLS? = nil) throws {
         let settings = MQTTSettings(
-            host: "127.0.0.1", port: Int(port), clientID: clientID, username: username, password: password,
+            host: "127.0.0.1", port: Int(port), clientID: clientID, username: username, password: password, tls: tls,
             will: will ? MQTTWill(topic: Self.availability, payload: Array("offline".utf8), qos: 1, retain: true) : nil,
             subscriptions: [Self.command])
         link = try MQTTLink(settings: settings, logger: Logger(component: "mqtt", threshold: .debug, backend: logs))

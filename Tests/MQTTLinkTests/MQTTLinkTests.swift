@@ -17,6 +17,14 @@ import TestSupport
         let published = speaker.link.publish(topic: LinkHarness.availability, payload: Array("online".utf8), qos: 1, retain: true)
         guard case .queued = published else { Issue.record("publish: \(published)"); return }
 
+        // publish() only queues (the network thread writes it): wait until the
+        // broker has it, so a later subscriber must get it as retained.
+        let early = try TestPeer(port: broker.port)
+        try early.connect()
+        try early.subscribe(LinkHarness.availability)
+        #expect(early.waitForMessage(topic: LinkHarness.availability) != nil)
+        early.disconnect()
+
         let peer = try TestPeer(port: broker.port)
         try peer.connect()
         try peer.subscribe(LinkHarness.availability)

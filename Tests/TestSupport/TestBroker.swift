@@ -19,13 +19,28 @@ public final class TestBroker: @unchecked Sendable {
     public let directory: String
     /// Whether the broker saves its state to disk (for restart tests).
     public let persistence: Bool
+    /// Port of the second listener (e.g. TLS), when `secondListener` was given.
+    public private(set) var secondPort: UInt16?
+    /// Whether clients may connect without a user name.
+    public let anonymous: Bool
+    private let extraConfig: [String]
+    private let secondListener: [String]?
     private var pid: pid_t = 0
     private var pidFD: Int32 = -1
 
     /// Starts a broker and returns once it accepts TCP connections
     /// (bounded wait, about 5 s). Throws when mosquitto is missing or exits.
-    public init(persistence: Bool = false) throws {
+    /// - Parameters:
+    ///   - extraConfig: global mosquitto.conf lines (e.g. `password_file …`, `autosave_interval 1`).
+    ///   - anonymous: `allow_anonymous`; false needs a `password_file` line.
+    ///   - secondListener: lines for a second listener on `secondPort`
+    ///     (e.g. `cafile`/`certfile`/`keyfile` for TLS).
+    public init(persistence: Bool = false, extraConfig: [String] = [], anonymous: Bool = true,
+                secondListener: [String]? = nil) throws {
         self.persistence = persistence
+        self.extraConfig = extraConfig
+        self.anonymous = anonymous
+        self.secondListener = secondListener
         var template = Array("/tmp/test-broker-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
@@ -35,6 +50,7 @@ public final class TestBroker: @unchecked Sendable {
         var lastError: (any Error)? = nil
         for _ in 0..<3 {  // another process may grab the free port first
             port = try FreePort.find()
+            if secondListener != nil { secondPort = try FreePort.find() }
             do {
                 try start()
                 return
@@ -173,13 +189,18 @@ public final class TestBroker: @unchecked Sendable {
     private func writeConfig() throws {
         var lines = [
             "listener \(port) 127.0.0.1",
-            "allow_anonymous true",
+            "allow_anonymous \(anonymous)",
             "set_tcp_nodelay true",
             "log_dest file \(directory)/mosquitto.log",
             "log_type all",
             "persistence \(persistence)",
         ]
         if persistence { lines.append("persistence_location \(directory)/") }
+        lines += extraConfig
+        if let secondListener, let secondPort {
+            lines.append("listener \(secondPort) 127.0.0.1")
+            lines += secondListener
+        }
         if geteuid() == 0 { lines.append("user root") }  // else mosquitto drops to user "mosquitto"
         let text = lines.joined(separator: "\n") + "\n"
         guard let file = fopen(directory + "/mosquitto.conf", "w") else {

@@ -33,7 +33,8 @@ public final class TestPeer: @unchecked Sendable {
     /// broker assign one; `cleanStart` false with `sessionExpirySeconds` > 0
     /// gives a persistent session.
     public init(host: String = "127.0.0.1", port: UInt16, clientID: String? = nil,
-                cleanStart: Bool = true, sessionExpirySeconds: UInt32 = 0) throws {
+                cleanStart: Bool = true, sessionExpirySeconds: UInt32 = 0,
+                username: String? = nil, password: String? = nil) throws {
         self.host = host
         self.port = port
         self.sessionExpirySeconds = sessionExpirySeconds
@@ -44,6 +45,7 @@ public final class TestPeer: @unchecked Sendable {
         client = mosq
         mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
         mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1)
+        if let username { mosquitto_username_pw_set(mosq, username, password) }
         mosquitto_connect_v5_callback_set(mosq, peerOnConnect)
         mosquitto_disconnect_v5_callback_set(mosq, peerOnDisconnect)
         mosquitto_message_v5_callback_set(mosq, peerOnMessage)

@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import MQTTLink
+import SpeakerSystem
+import Testing
+import TestSupport
+
+/// The connection itself: backoff schedule, MQTT 3.1.1 fallback, TLS,
+/// user name + password, and a shutdown that never waits on a stuck connect.
+@Suite struct ConnectionTests {
+    /// A deterministic generator for the pure backoff tests.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func backoffIsCappedExponentialJitteredAndResets() {
+        var random = SplitMix(state: 42)
+        var backoff = ReconnectBackoff(minimumSeconds: 0.5, maximumSeconds: 30)
+        var delays: [Int] = []
+        for _ in 0..<12 { delays.append(backoff.nextDelayMs(using: &random)) }
+        #expect(delays[0] == 500)
+        for (k, delay) in delays.enumerated() {
+            let ceiling = min(30_000, 500 << k)
+            #expect(delay >= max(500, ceiling / 2) && delay <= ceiling, "attempt \(k): \(delay) ms")
+        }
+        #expect(delays.suffix(4).allSatisfy { $0 >= 15_000 && $0 <= 30_000 })
+        backoff.reset()
+        #expect(backoff.nextDelayMs(using: &random) == 500)
+
+        // Jitter: many speakers on attempt 3 (4 s ceiling) spread over 2–4 s.
+        var spread: Set<Int> = []
+        for seed in 0..<50 {
+            var r = SplitMix(state: UInt64(seed))
+            var b = ReconnectBackoff(minimumSeconds: 0.5, maximumSeconds: 30)
+            for _ in 0..<3 { _ = b.nextDelayMs(using: &r) }
+            spread.insert(b.nextDelayMs(using: &r) / 100)
+        }
+        #expect(spread.count > 10, "delays should be spread, got \(spread.sorted())")
+    }
+
+    @Test func fallsBackToMQTT311WhenTheBrokerRefusesV5() throws {
+        let broker = try TestBroker()
+        let proxy = try MQTT311OnlyProxy(upstreamPort: broker.port)
+        let speaker = try LinkHarness(port: proxy.port)
+        try speaker.link.start()
+        #expect(speaker.connected(timeout: 10) != nil, "no connection through the 3.1.1-only proxy:\n\(speaker.logs.entries.map(\.message))")
+        #expect(speaker.link.protocolVersion == 4)
+        #expect(proxy.counts.refusedV5 >= 1 && proxy.counts.forwarded >= 1, "\(proxy.counts)")
+        #expect(speaker.logs.entries.contains { $0.message.contains("falling back to MQTT 3.1.1") })
+
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe(LinkHarness.availability)
+        #expect(speaker.announceOnline(to: peer))
+        // Commands still arrive (subscribed at connect), and a reply with
+        // correlation data is sent without the v5 property rather than refused.
+        try peer.publish(topic: LinkHarness.command, string: "over 3.1.1")
+        #expect(speaker.message(on: LinkHarness.command)?.payload == Array("over 3.1.1".utf8))
+        let reply = speaker.link.publish(topic: "reply/x", payload: [1], qos: 1, retain: false, correlationData: [9])
+        if case .queued = reply {} else { Issue.record("publish on 3.1.1: \(reply)") }
+        speaker.shutdown()
+        proxy.stop()
+    }
+
+    @Test func tlsWithCAAndClientCertificate() throws {
+        let pki = try TestCertificates()
+        let broker = try TestBroker(secondListener: [
+            "cafile \(pki.caFile)", "certfile \(pki.serverCert)", "keyfile \(pki.serverKey)",
+            "require_certificate true",
+        ])
+        let tlsPort = try #require(broker.secondPort)
+
+        let good = try LinkHarness(port: tlsPort, clientID: "ambient-speaker-tls",
+                                   tls: MQTTTLS(caFile: pki.caFile, certFile: pki.clientCert, keyFile: pki.clientKey))
+        try good.link.start()
+        #expect(good.connected(timeout: 10) != nil, "TLS connect failed:\n\(good.logs.entries.map(\.message))\n\(broker.log)")
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe(LinkHarness.availability)
+        #expect(good.announceOnline(to: peer), "a message over TLS should reach a plain-TCP subscriber")
+        try peer.publish(topic: LinkHarness.command, string: "over TLS")
+        #expect(good.message(on: LinkHarness.command)?.payload == Array("over TLS".utf8))
+        good.shutdown()
+
+        // No client certificate where one is required, and an untrusted
+        // server certificate: neither ever connects.
+        let noCert = try LinkHarness(port: tlsPort, clientID: "ambient-speaker-nocert", tls: MQTTTLS(caFile: pki.caFile))
+        let wrongCA = try LinkHarness(port: tlsPort, clientID: "ambient-speaker-wrongca",
+                                      tls: MQTTTLS(caFile: pki.otherCAFile, certFile: pki.clientCert, keyFile: pki.clientKey))
+        try noCert.link.start()
+        try wrongCA.link.start()
+        #expect(noCert.connected(timeout: 2) == nil)
+        #expect(wrongCA.connected(timeout: 0.5) == nil)
+        noCert.shutdown(timeoutMs: 500)
+        wrongCA.shutdown(timeoutMs: 500)
+    }
+
+    @Test func usernameAndPasswordAreRequiredAndNeverLogged() throws {
+        var template = Array("/tmp/test-auth-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+        defer { _ = try? runShell("rm -rf '\(dir)'", logPath: "/dev/null") }
+        let secret = "s3cret-Horse-Battery"
+        try runShell("mosquitto_passwd -b -c '\(dir)/passwd' speaker '\(secret)' && chmod 644 '\(dir)/passwd'",
+                     logPath: dir + "/passwd.log")
+        let broker = try TestBroker(extraConfig: ["password_file \(dir)/passwd"], anonymous: false)
+
+        let wrong = try LinkHarness(port: broker.port, clientID: "ambient-speaker-wrong", username: "speaker", password: "nope")
+        try wrong.link.start()
+        #expect(wrong.connected(timeout: 1.5) == nil)
+        #expect(wrong.logs.entries.contains { $0.message.contains("refused") }, "\(wrong.logs.entries.map(\.message))")
+        wrong.shutdown(timeoutMs: 500)
+
+        let right = try LinkHarness(port: broker.port, username: "speaker", password: secret)
+        try right.link.start()
+        #expect(right.connected(timeout: 10) != nil, "\(right.logs.entries.map(\.message))")
+        right.shutdown()
+        let all = (wrong.logs.entries + right.logs.entries).map(\.message).joined(separator: "\n")
+        #expect(!all.contains(secret) && !all.contains("nope"), "a password was logged")
+        #expect(all.contains("user speaker (password set)"))
+    }
+
+    @Test func shutdownDoesNotWaitForAStuckConnect() throws {
+        // A listener whose accept queue is full: the kernel drops further
+        // SYNs, so a blocking connect hangs (retrying) for minutes.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(listen(listener, 0) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<4 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fillers.append(fd)
+        }
+        let speaker = try LinkHarness(port: UInt16(bigEndian: address.sin_port))
+        try speaker.link.start()
+        #expect(speaker.connected(timeout: 1) == nil)
+        let started = Monotonic.nanoseconds()
+        speaker.shutdown(timeoutMs: 300)
+        let ms = Double(Monotonic.nanoseconds() - started) / 1e6
+        print("shutdown during a stuck connect took \(ms) ms")
+        #expect(ms < 2000, "shutdown blocked \(ms) ms on a connect in progress")
+    }
+}
