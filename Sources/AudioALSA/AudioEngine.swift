@@ -130,7 +130,7 @@ public final class AudioEngine {
             case .deviceAvailable: logger.notice("device \"\(settings.device)\" available again")
             case .underruns(let total): logger.warning("underrun recovered (\(total) so far)")
             case .realtimeScheduling(let ok):
-                logger.info(ok ? "audio thread runs SCHED_FIFO priority 70" : "audio thread runs without real-time priority (SCHED_FIFO refused)")
+                if ok { logger.info("audio thread runs SCHED_FIFO priority 70") } else { logger.notice("audio thread runs without real-time priority: SCHED_FIFO refused (needs root, CAP_SYS_NICE or LimitRTPRIO=)") }
             default: break
             }
             out.append(report)

@@ -40,6 +40,8 @@ final class AudioThreadWorker: @unchecked Sendable {
     private var pendingPlayTicket: UInt64?
     private var pendingPauseTicket: UInt64?
     private var underrunTotal = 0
+    private var underrunsReported = 0
+    private var underrunReportNanos: Int64 = 0
     private var deviceFailed = false
     private var framesSinceOpen = 0
     private var backoffNanos: Int64 = 500_000_000
@@ -155,9 +157,16 @@ final class AudioThreadWorker: @unchecked Sendable {
             pendingPlayTicket = nil
             report(.playing(ticket: ticket))
         }
-        if underruns > 0 {
-            underrunTotal += underruns
-            report(.underruns(total: underrunTotal))
+        underrunTotal += underruns
+        // At most one underrun report a second, so a device in trouble can't
+        // flood the main thread (and MQTT) with a publication per period.
+        if underrunTotal != underrunsReported {
+            let now = PlaybackPacer.now()
+            if now - underrunReportNanos >= 1_000_000_000 {
+                underrunsReported = underrunTotal
+                underrunReportNanos = now
+                report(.underruns(total: underrunTotal))
+            }
         }
         pacer.didWrite(frames: periodFrames, deviceDelay: playback.delay(), now: PlaybackPacer.now())
     }

@@ -9,7 +9,7 @@ extension Speaker {
         case .relative: volume = .relative
         }
         return DeviceDescriptor(id: config.device.id, name: config.device.name, volume: volume,
-                                audio: state.audio, software: environment.software)
+                                audio: state.audio, underruns: state.underruns, software: environment.software)
     }
 
     /// The actions accepted right now, so a phone shows only controls that work.
@@ -74,11 +74,13 @@ extension Speaker {
     }
 
     /// After a (re)connect: the complete picture in contract order — `device`,
-    /// `catalog`, `session`, then `availability` = `online` last.
+    /// `catalog`, `session`, the Home Assistant discovery config (or its
+    /// removal when disabled), then `availability` = `online` last.
     mutating func republishAll() {
         if let device = state.publishedDevice { effects.append(.publish(retained("device", device.json))) }
         if let catalog = state.publishedCatalog { effects.append(.publish(retained("catalog", .array(catalog.map(\.json))))) }
         if let session = state.publishedSession { effects.append(.publish(retained("session", session.json))) }
+        effects.append(.publish(homeAssistantDiscovery.publication))
         effects.append(.publish(Publication(topic: topic("availability"), payload: Array("online".utf8), qos: 1, retain: true)))
     }
 

@@ -144,6 +144,8 @@ extension Speaker {
             }
         case .underruns(let total):
             state.underruns = total
+        case .levelChangedOutside(let level):
+            adoptOutsideLevel(level)
         }
     }
 }

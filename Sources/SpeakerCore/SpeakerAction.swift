@@ -12,6 +12,9 @@ public enum EngineReport: Equatable, Sendable {
     case available
     /// Total underruns recovered so far.
     case underruns(total: Int)
+    /// The output's level was changed outside the speaker (an ALSA mixer
+    /// element moved by alsamixer or another program), read back as a level.
+    case levelChangedOutside(level: Double)
 }
 
 /// A `command` message as it arrived: raw payload plus MQTT v5 response routing.

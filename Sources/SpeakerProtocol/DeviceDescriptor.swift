@@ -32,15 +32,18 @@ public struct DeviceDescriptor: Equatable, Sendable {
     public var type: String
     public var volume: VolumeDescriptor
     public var audio: AudioStatus
+    /// Output underruns (xruns) recovered since start-up.
+    public var underruns: Int
     public var software: String
 
     public init(id: String, name: String, type: String = "speaker", volume: VolumeDescriptor,
-                audio: AudioStatus, software: String) {
+                audio: AudioStatus, underruns: Int = 0, software: String) {
         self.id = id
         self.name = name
         self.type = type
         self.volume = volume
         self.audio = audio
+        self.underruns = underruns
         self.software = software
     }
 
@@ -48,7 +51,8 @@ public struct DeviceDescriptor: Equatable, Sendable {
     public var json: JSONValue {
         .object([
             ("id", .string(id)), ("name", .string(name)), ("type", .string(type)),
-            ("volume", volume.json), ("audio", .string(audio.rawValue)), ("software", .string(software)),
+            ("volume", volume.json), ("audio", .string(audio.rawValue)),
+            ("underruns", .number(Double(underruns))), ("software", .string(software)),
         ])
     }
 }

@@ -67,8 +67,9 @@ struct CommandLineTool {
                     }
                     level = l
                 }
+                let configPath = try args.value("--config")
                 try args.finish()
-                return RenderCommand(sound: sound, seconds: seconds, output: output, level: level, logger: logger).run()
+                return RenderCommand(sound: sound, seconds: seconds, output: output, level: level, configPath: configPath, logger: logger).run()
             default:
                 throw UsageError(message: "unknown command \"\(command)\"; expected run, demo, check-config, devices, sounds or render (see --help)")
             }

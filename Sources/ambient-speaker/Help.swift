@@ -9,7 +9,7 @@ enum Help {
       ambient-speaker check-config FILE          validate and print the resolved config; exit 0 / 1
       ambient-speaker devices                    list ALSA playback devices
       ambient-speaker sounds [--config FILE]     list the catalog
-      ambient-speaker render SOUND --seconds N --output PATH [--level L]
+      ambient-speaker render SOUND --seconds N --output PATH [--level L] [--config FILE]
                                                  render a sound offline to .wav or .raw (S16_LE, 48 kHz, stereo)
       ambient-speaker --version | --help         (every command has --help)
 
@@ -24,7 +24,7 @@ enum Help {
         case "check-config": return "ambient-speaker check-config FILE\n  Validates FILE and prints the resolved configuration. Exit 0 when valid, 1 with a message naming the key otherwise."
         case "devices": return "ambient-speaker devices\n  Lists ALSA playback devices."
         case "sounds": return "ambient-speaker sounds [--config FILE]\n  Lists the catalog in playback order."
-        case "render": return "ambient-speaker render SOUND --seconds N --output PATH [--level L]\n  Renders N seconds of SOUND exactly as the player would (same renderer, same volume curve; level defaults to 1.0)\n  to PATH: .wav (with header) or .raw (S16_LE, 48 kHz, stereo)."
+        case "render": return "ambient-speaker render SOUND --seconds N --output PATH [--level L] [--config FILE]\n  Renders N seconds of SOUND (built-in or a file from audio.soundsDirectory) exactly as the player would (same source, loop, renderer, volume curve; level defaults to 1.0)\n  to PATH: .wav (with header) or .raw (S16_LE, 48 kHz, stereo)."
         default: return nil
         }
     }

@@ -1,16 +1,30 @@
+import SpeakerCore
 import SpeakerSystem
 import Ambience
+import SoundFiles
 
-/// `sounds`: lists the catalog in playback order.
+/// `sounds [--config FILE]`: lists the catalog in playback order (built-ins,
+/// then files from `audio.soundsDirectory`), then every skipped file with its
+/// reason. Main thread.
 enum SoundsCommand {
     static func run(configPath: String?, logger: Logger) -> Int32 {
-        if let configPath, case .failure(let error) = ConfigLoader(logger: logger).load(path: configPath, required: true) {
-            FileHandleStderr.write("\(configPath): \(error)\n")
+        let config: SpeakerConfig
+        switch ConfigLoader(logger: logger).load(path: configPath ?? CommandLineTool.defaultConfigPath, required: configPath != nil) {
+        case .success(let c): config = c
+        case .failure(let error):
+            FileHandleStderr.write("\(configPath ?? CommandLineTool.defaultConfigPath): \(error)\n")
             return 1
         }
-        for sound in BuiltInSounds.all {
-            print("\(sound.id)\tbuilt-in\t\(sound.name) — \(sound.summary)")
+        let catalog = SoundCatalog.load(directory: config.audio.soundsDirectory)
+        for sound in catalog.sounds {
+            switch sound.origin {
+            case .builtIn: print("\(sound.id)\tbuilt-in\t\(sound.name) — \(sound.summary)")
+            case .file(let path, let details): print("\(sound.id)\tfile\t\(sound.name) — \(sound.summary)\t[\(path): \(details)]")
+            }
         }
+        if let problem = catalog.directoryProblem { print("(no file sounds: \(problem))") }
+        for skipped in catalog.skipped { print("skipped\t\(skipped.path)\t\(skipped.reason)") }
+        for note in catalog.notes { print("note\t\(note)") }
         return 0
     }
 }

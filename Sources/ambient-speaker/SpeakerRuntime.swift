@@ -21,6 +21,8 @@ final class SpeakerRuntime {
     let loop: EventLoop
     var speaker: Speaker
     let engine: AudioEngine
+    /// The sound catalog, the read-ahead thread for files, the mixer (see `+Audio`, `+Mixer`).
+    let audioParts: AudioParts
     let mqtt: MQTTLink
     let revisions: RevisionStore
     var board: SimulatedBoard?
@@ -64,6 +66,7 @@ final class SpeakerRuntime {
         try Self.checkSupported(config)
         revisions = RevisionStore(directory: config.stateDirectory, logger: logger.named("state"))
         engine = Self.makeEngine(config: config, logger: logger, demo: demo)
+        audioParts = Self.makeAudioParts(config: config, logger: logger)
         mqtt = try Self.makeMQTT(config: config, logger: logger)
         let environment = SpeakerEnvironment(
             wallClock: {
@@ -73,7 +76,7 @@ final class SpeakerRuntime {
             clockSynced: { SystemFacts.isClockSynchronised() },
             newSessionID: { UUIDText.random() },
             software: "ambient-speaker \(CommandLineTool.version)")
-        speaker = Speaker(config: config, catalog: Self.makeCatalog(config: config, logger: logger),
+        speaker = Speaker(config: config, catalog: Self.makeCatalog(parts: audioParts),
                           environment: environment, revisionReservation: revisions.lastReservation)
         if demo { self.demo = DemoConsole() }
     }
@@ -117,9 +120,6 @@ final class SpeakerRuntime {
     private static func checkSupported(_ config: SpeakerConfig) throws {
         guard config.board.kind == .simulated else {
             throw StartupError(exitCode: 2, message: "board.kind \"gpio\": this build has no libgpiod board yet; use board.kind \"simulated\" (or `ambient-speaker demo`)")
-        }
-        guard config.volume.mode != .alsaMixer else {
-            throw StartupError(exitCode: 2, message: "volume.mode \"alsa-mixer\" is not available in this build yet; use \"software\" or \"gpio-step\"")
         }
     }
 }

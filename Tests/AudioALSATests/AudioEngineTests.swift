@@ -126,6 +126,41 @@ import Glibc
         #expect(h.waitForFrames(rate / 4))
     }
 
+    @Test func deviceThatBreaksWhilePlayingIsReportedAndComesBack() throws {
+        // A real alsa-lib file pcm writing into a pipe: closing the reading end
+        // makes its writes fail (EIO), like a USB DAC pulled out mid-play.
+        let fifo = FIFOTarget(name: "unplug")
+        let settings = AudioEngine.Settings(device: "file:'\(fifo.path)',raw", sampleRate: rate, periodFrames: 1024, bufferFrames: 4096)
+        let logs = MemoryLogBackend()
+        let engine = AudioEngine(settings: settings, logger: Logger(component: "audio", threshold: .debug, backend: logs))
+        defer { engine.shutdown(fadeMs: 0) }
+        var reports: [AudioEngine.Report] = []
+        func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = EngineHarness.now() + seconds
+            while !condition() {
+                if EngineHarness.now() > deadline { return false }
+                var pfd = pollfd(fd: engine.reportFD, events: Int16(POLLIN), revents: 0)
+                _ = poll(&pfd, 1, 10)
+                fifo.drain()
+                reports += engine.drainReports()
+            }
+            return true
+        }
+        try engine.start()
+        engine.send(.play(PinkNoise(), fadeMs: 0, ticket: 1))
+        #expect(wait(5) { reports.contains { $0.playingTicket == 1 } && fifo.bytesRead > 4 * rate / 4 })
+        fifo.disconnect()
+        #expect(wait(8) { reports.contains { $0.isDeviceUnavailable } }, "no deviceUnavailable after the reader left; got \(reports)")
+        let unavailable = reports.compactMap { if case .deviceUnavailable(let r) = $0 { return r } else { return nil } }
+        #expect(unavailable.first?.contains("snd_pcm_writei") == true, "\(unavailable)")
+        #expect(logs.entries.contains { $0.message.contains("device unavailable") })
+        // Plugged back in: the engine reopens it by itself and audio flows again.
+        fifo.connect()
+        let before = fifo.bytesRead
+        #expect(wait(12) { reports.contains { $0.isDeviceAvailable } }, "device never came back; got \(reports)")
+        #expect(wait(5) { fifo.bytesRead > before + 4 * rate / 4 })
+    }
+
     @Test func shutdownWhilePausedIsQuick() throws {
         let h = EngineHarness(name: "shutdown")
         try h.engine.start()

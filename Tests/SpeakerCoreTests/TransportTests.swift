@@ -18,7 +18,7 @@ import SpeakerProtocol
         #expect(session?["updatedAt"] == .string("2026-11-29T12:00:00.123Z"))
         #expect(session?["commands"] == .array(["play", "toggle", "next", "previous", "select", "setVolume", "volumeUp", "volumeDown"].map { .string($0) }))
         #expect(fx.lastPublished("device") == (try? JSONParser().parse(
-            #"{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","software":"ambient-speaker test"}"#)))
+            #"{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#)))
         #expect(fx.published("catalog").first?.jsonText == #"[{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#)
     }
 
