@@ -54,5 +54,7 @@ let package = Package(
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),
+        // The daemon as a service: persistence under kill -9, systemd lifecycle, the unit and the board kit.
+        .testTarget(name: "DaemonTests", dependencies: ["TestSupport", "SpeakerCore", "SpeakerProtocol"]),
     ]
 )

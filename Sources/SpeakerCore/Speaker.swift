@@ -13,7 +13,8 @@ import SpeakerProtocol
 /// `Speaker+Volume`, what gets published and when in `Speaker+Publishing`.
 public struct Speaker: Sendable {
     public internal(set) var state: SpeakerState
-    public let config: SpeakerConfig
+    /// The running configuration (live keys change on `.reconfigure`).
+    public internal(set) var config: SpeakerConfig
     let environment: SpeakerEnvironment
     /// Effects accumulated by the action being reduced.
     var effects: [SpeakerEffect] = []
@@ -23,8 +24,9 @@ public struct Speaker: Sendable {
     /// - Parameters:
     ///   - catalog: the sounds in playback order (at least one).
     ///   - revisionReservation: the last durably reserved revision (0 on a fresh device).
+    ///   - restored: the persisted state loaded from `stateDirectory` (nil: defaults).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
-                revisionReservation: UInt64) {
+                revisionReservation: UInt64, restored: PersistedState? = nil) {
         self.config = config
         self.environment = environment
         let volume: VolumeState = config.volume.mode == .gpioStep
@@ -32,23 +34,25 @@ public struct Speaker: Sendable {
         state = SpeakerState(catalog: catalog, volume: volume,
                              revision: RevisionCounter(persistedReservation: revisionReservation),
                              inputs: InputDecoders(config: config.inputs))
+        restore(restored)
     }
 
     /// `{prefix}/{deviceId}/{suffix}`.
     func topic(_ suffix: String) -> String { "\(config.topicRoot)/\(suffix)" }
 
     /// The earliest instant at which a `.tick` has work to do (debounce, long
-    /// press, double press, session idle timeout); nil when nothing is due.
+    /// press, double press, session idle timeout, state save); nil when nothing is due.
     public var nextDeadline: MonotonicInstant? {
-        [state.inputs.nextDeadline, idleDeadline].compactMap { $0 }.min()
+        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline].compactMap { $0 }.min()
     }
 
     /// Applies one action and returns the effects to perform, in order.
     public mutating func reduce(_ action: SpeakerAction) -> [SpeakerEffect] {
         effects = []
         switch action {
-        case .start:
+        case .start(let now):
             if case .absolute(let level) = state.volume { effects.append(.audio(.setLevel(level))) }
+            resumeRestoredState(at: now)
         case .lineEdge(let edge):
             for event in state.inputs.edge(edge) { handleInput(event, at: edge.at) }
         case .tick(let now):
@@ -67,8 +71,13 @@ public struct Speaker: Sendable {
             republishAll()
         case .mqttDisconnected:
             state.mqttConnected = false
+        case .shutdown:
+            break  // persistIfDue(force:) below writes anything unsaved
+        case let .reconfigure(newConfig, now):
+            reconfigure(to: newConfig, at: now)
         }
         publishChanges()
+        if case .shutdown = action { persistIfDue(at: action.instant, force: true) } else { persistIfDue(at: action.instant) }
         return effects
     }
 

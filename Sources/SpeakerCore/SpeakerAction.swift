@@ -47,4 +47,9 @@ public enum SpeakerAction: Equatable, Sendable {
     case mqttConnected(at: MonotonicInstant)
     /// The MQTT link dropped.
     case mqttDisconnected(at: MonotonicInstant)
+    /// The process is stopping (SIGTERM): write any unsaved state now.
+    case shutdown(at: MonotonicInstant)
+    /// A new configuration was loaded (SIGHUP): apply the keys that can
+    /// change live, keep the rest (see `Speaker+Reconfigure`).
+    case reconfigure(SpeakerConfig, at: MonotonicInstant)
 }

@@ -47,5 +47,7 @@ public enum SpeakerEffect: Equatable, Sendable {
     case publish(Publication)
     /// Durably record that revisions up to `through` may be used (see `RevisionCounter`).
     case reserveRevisions(through: UInt64)
+    /// Durably write the persisted state (atomically; rate-limited by the core).
+    case saveState(PersistedState)
     case log(CoreLogLevel, String)
 }

@@ -38,6 +38,8 @@ public struct SpeakerState: Equatable, Sendable {
     public var mqttConnected = false
     public var revision: RevisionCounter
     public var inputs: InputDecoders
+    /// What was restored from disk and when the state is next written.
+    public var persistence = PersistenceState()
 
     var nextTicket: UInt64 = 1
     /// Engine tickets not yet reported, with the command (if any) that asked.

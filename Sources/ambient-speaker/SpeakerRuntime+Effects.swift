@@ -10,6 +10,7 @@ extension SpeakerRuntime {
         case .amp(let pulse): perform(pulse)
         case .publish(let publication): perform(publication)
         case .reserveRevisions(let through): revisions.reserve(through: through)
+        case .saveState(let persisted): stateStore.save(persisted)
         case let .log(level, message): logger.log(level.systemLevel, message)
         }
     }

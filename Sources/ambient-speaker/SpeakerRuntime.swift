@@ -25,6 +25,11 @@ final class SpeakerRuntime {
     let audioParts: AudioParts
     let mqtt: MQTTLink
     let revisions: RevisionStore
+    let stateStore: StateStore
+    /// Where the config came from, for SIGHUP reloads (set by `launch`).
+    var configSource: (path: String, required: Bool)?
+    /// systemd notifications (readiness, watchdog, status); set when signals are installed.
+    var service: SystemdService?
     var board: SimulatedBoard?
     var controlServer: LineServer?
     var tickTimer: EventLoop.TimerID?
@@ -49,6 +54,7 @@ final class SpeakerRuntime {
         do {
             try blockSignals()
             let runtime = try SpeakerRuntime(config: config, logger: logger, demo: demo)
+            runtime.configSource = (configPath ?? CommandLineTool.defaultConfigPath, configPath != nil)
             return try runtime.run()
         } catch let error as StartupError {
             logger.error(error.message)
@@ -65,6 +71,7 @@ final class SpeakerRuntime {
         loop = try EventLoop()
         try Self.checkSupported(config)
         revisions = RevisionStore(directory: config.stateDirectory, logger: logger.named("state"))
+        stateStore = StateStore(directory: config.stateDirectory, logger: logger.named("state"))
         engine = Self.makeEngine(config: config, logger: logger, demo: demo)
         audioParts = Self.makeAudioParts(config: config, logger: logger)
         mqtt = try Self.makeMQTT(config: config, logger: logger)
@@ -77,7 +84,8 @@ final class SpeakerRuntime {
             newSessionID: { UUIDText.random() },
             software: "ambient-speaker \(CommandLineTool.version)")
         speaker = Speaker(config: config, catalog: Self.makeCatalog(parts: audioParts),
-                          environment: environment, revisionReservation: revisions.lastReservation)
+                          environment: environment, revisionReservation: revisions.lastReservation,
+                          restored: stateStore.load())
         if demo { self.demo = DemoConsole() }
     }
 
@@ -109,6 +117,7 @@ final class SpeakerRuntime {
             }
         }
         demo?.show(speaker.state, mqttConnected: mqtt.isConnected)
+        updateServiceStatus()
     }
 
     private func logResolvedConfiguration() {

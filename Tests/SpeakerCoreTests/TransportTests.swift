@@ -140,8 +140,10 @@ import SpeakerProtocol
         h.send(.start(at: h.now))
         h.commandDone(#"{"id":"a","action":"play"}"#)
         h.commandDone(#"{"id":"b","action":"pause"}"#)
-        #expect(h.speaker.nextDeadline == h.now.advanced(byMilliseconds: 60_000))
-        #expect(h.advance(ms: 59_999).published("session").isEmpty)
+        let pausedAt = h.now
+        h.advance(ms: StateSaveSchedule.settleMs)  // the (rate-limited) state save is due first
+        #expect(h.speaker.nextDeadline == pausedAt.advanced(byMilliseconds: 60_000))
+        #expect(h.advance(ms: 59_999 - StateSaveSchedule.settleMs).published("session").isEmpty)
         let ended = h.advance(ms: 1).lastPublished("session")
         #expect(ended?["ended"] == .bool(true))
         #expect(h.speaker.nextDeadline == nil)

@@ -1,0 +1,94 @@
+/// The core's side of persistence: what was restored at start, and when the
+/// current state must be written. Owned by `SpeakerState.persistence`.
+public struct PersistenceState: Equatable, Sendable {
+    /// The write schedule (rate limit) and what is on disk.
+    public var schedule = StateSaveSchedule(saved: nil)
+    /// Resume playback on `.start` (restored intent and `session.resumeOnBoot`).
+    public var resumeAtStart = false
+    /// What restoring found, logged on `.start`.
+    var notes: [(CoreLogLevel, String)] = []
+
+    public init() {}
+
+    public static func == (a: PersistenceState, b: PersistenceState) -> Bool {
+        a.schedule == b.schedule && a.resumeAtStart == b.resumeAtStart
+            && a.notes.map(\.1) == b.notes.map(\.1)
+    }
+}
+
+extension Speaker {
+    /// The state worth keeping, as it is now: the selected sound, the level
+    /// (absolute hardware only) and the listener's playback intent.
+    public var persistedSnapshot: PersistedState {
+        var level: Double?
+        if case .absolute(let l) = state.volume { level = l }
+        return PersistedState(soundID: state.selectedSound.id, level: level,
+                              intendsPlayback: state.session.intendsPlayback)
+    }
+
+    /// Applies a state loaded from disk (called from `init`): selects its
+    /// sound, takes its level (clamped to `volume.maxLevel`; ignored on
+    /// step-only hardware) and, with `session.resumeOnBoot`, arranges for
+    /// playback to resume on `.start`.
+    mutating func restore(_ restored: PersistedState?) {
+        state.persistence.schedule = StateSaveSchedule(saved: restored)
+        guard let restored else { return }
+        var notes: [(CoreLogLevel, String)] = [(.info, "restored \(restored.summary)")]
+        if let index = state.catalog.firstIndex(where: { $0.id == restored.soundID }) {
+            state.selectedIndex = index
+        } else {
+            notes.append((.warning, "saved sound \"\(restored.soundID)\" is not in the catalog; selecting \"\(state.selectedSound.id)\""))
+        }
+        switch (state.volume, restored.level) {
+        case (.absolute, .some(let level)):
+            let clamped = Self.tidy(min(max(level, 0), config.volume.maxLevel))
+            if clamped != level { notes.append((.notice, "saved level \(level) is above volume.maxLevel; using \(clamped)")) }
+            state.volume = .absolute(level: clamped)
+        case (.relative, .some):
+            notes.append((.notice, "saved level ignored: volume.mode is gpio-step (no level exists)"))
+        case (.absolute, .none), (.relative, .none):
+            break
+        }
+        state.persistence.resumeAtStart = restored.intendsPlayback && config.session.resumeOnBoot
+        if restored.intendsPlayback && !config.session.resumeOnBoot {
+            notes.append((.info, "session.resumeOnBoot is false: not resuming playback"))
+        }
+        state.persistence.notes = notes
+    }
+
+    /// On `.start`: logs what restoring found and resumes playback if asked.
+    mutating func resumeRestoredState(at now: MonotonicInstant) {
+        for (level, text) in state.persistence.notes { effects.append(.log(level, text)) }
+        state.persistence.notes = []
+        guard state.persistence.resumeAtStart else { return }
+        state.persistence.resumeAtStart = false
+        effects.append(.log(.info, "resuming \"\(state.selectedSound.id)\" (session.resumeOnBoot)"))
+        if case .rejected(_, let message) = apply(.play, origin: nil, at: now) {
+            effects.append(.log(.warning, "cannot resume playback: \(message)"))
+        }
+    }
+
+    /// After every action: notes the current state and emits `.saveState`
+    /// when a write is due (or, with `force`, whenever something is unsaved).
+    mutating func persistIfDue(at now: MonotonicInstant?, force: Bool = false) {
+        guard let now else { return }
+        let snapshot = persistedSnapshot
+        state.persistence.schedule.observe(snapshot, at: now)
+        if let due = state.persistence.schedule.due(snapshot, at: now, force: force) {
+            effects.append(.saveState(due))
+        }
+    }
+}
+
+extension SpeakerAction {
+    /// When the action happened, for the persistence schedule.
+    var instant: MonotonicInstant? {
+        switch self {
+        case .start(let at), .tick(let at), .command(_, let at), .engine(_, let at),
+             .mqttConnected(let at), .mqttDisconnected(let at), .shutdown(let at), .reconfigure(_, let at):
+            return at
+        case .lineEdge(let edge):
+            return edge.at
+        }
+    }
+}

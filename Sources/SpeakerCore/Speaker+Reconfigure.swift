@@ -1,0 +1,63 @@
+import SpeakerProtocol
+
+/// Reloading the configuration (SIGHUP): the keys that can change while the
+/// speaker runs are applied at once; every other change is reported and the
+/// running value kept until a restart (devices, lines, the broker and the
+/// topic root are opened once at start).
+extension Speaker {
+    /// Key paths applied live on `.reconfigure`.
+    public static let liveKeys: Set<String> = [
+        "device.name",
+        "volume.step", "volume.maxLevel", "volume.initialLevel",
+        "audio.fadeMs", "audio.crossfadeMs",
+        "session.idleTimeoutSeconds", "session.resumeOnBoot",
+    ]
+
+    /// The key paths (`volume.step`, `mqtt.tls`) whose resolved values differ
+    /// between two configurations, in document order.
+    public static func changedKeys(from old: SpeakerConfig, to new: SpeakerConfig) -> [String] {
+        func diff(_ a: JSONValue, _ b: JSONValue, _ path: String, into out: inout [String]) {
+            if case .object(let left) = a, case .object = b {
+                for member in left {
+                    let child = path.isEmpty ? member.key : "\(path).\(member.key)"
+                    diff(member.value, b[member.key] ?? .null, child, into: &out)
+                }
+            } else if a != b {
+                out.append(path)
+            }
+        }
+        var out: [String] = []
+        diff(old.json, new.json, "", into: &out)
+        return out
+    }
+
+    /// Applies the live keys of `new`, keeps the running values of the rest,
+    /// and logs which was which. A lower `volume.maxLevel` clamps the level now.
+    mutating func reconfigure(to new: SpeakerConfig, at now: MonotonicInstant) {
+        let changed = Self.changedKeys(from: config, to: new)
+        guard !changed.isEmpty else {
+            effects.append(.log(.notice, "configuration reloaded: nothing changed"))
+            return
+        }
+        let live = changed.filter { Self.liveKeys.contains($0) }
+        let kept = changed.filter { !Self.liveKeys.contains($0) }
+        config.device.name = new.device.name
+        config.volume.step = new.volume.step
+        config.volume.maxLevel = new.volume.maxLevel
+        config.volume.initialLevel = new.volume.initialLevel
+        config.audio.fadeMs = new.audio.fadeMs
+        config.audio.crossfadeMs = new.audio.crossfadeMs
+        config.session.idleTimeoutSeconds = new.session.idleTimeoutSeconds
+        config.session.resumeOnBoot = new.session.resumeOnBoot
+        if case .absolute(let level) = state.volume, level > config.volume.maxLevel {
+            _ = setVolume(level)  // clamps to the new maximum
+        }
+        if !live.isEmpty {
+            effects.append(.log(.notice, "configuration reloaded: applied \(live.joined(separator: ", "))"))
+        }
+        if !kept.isEmpty {
+            effects.append(.log(.warning, "configuration reloaded: \(kept.joined(separator: ", ")) changed but cannot change "
+                                + "while running; keeping the running values until a restart"))
+        }
+    }
+}
