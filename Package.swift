@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "ambient-speaker", targets: ["ambient-speaker"]),
         .executable(name: "speaker-bench", targets: ["speaker-bench"]),
         .library(name: "SpeakerProtocol", targets: ["SpeakerProtocol"]),
+        // For the libFuzzer package in Fuzz/ (command and config decoding).
+        .library(name: "SpeakerCore", targets: ["SpeakerCore"]),
     ],
     dependencies: [],
     targets: [
