@@ -35,7 +35,11 @@ let package = Package(
         // Sound files: libsndfile decoding, libsoxr resampling, read-ahead, the catalog.
         .target(name: "SoundFiles", dependencies: ["CSndfile", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem"]),
-        .target(name: "Board", dependencies: ["SpeakerCore", "SpeakerSystem"]),
+        // libgpiod v1 (Debian 12) or v2 (scripts/build-libgpiod-v2), whichever pkg-config finds;
+        // CGPIOD is the one C file that picks the API (#ifdef GPIOD_LINE_BULK_MAX_LINES).
+        .systemLibrary(name: "CLibGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .target(name: "CGPIOD", dependencies: ["CLibGPIOD"]),
+        .target(name: "Board", dependencies: ["SpeakerCore", "SpeakerSystem", "CGPIOD"]),
 
         // Thin executables.
         .executableTarget(
@@ -55,6 +59,8 @@ let package = Package(
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile"]),
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
+        // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
+        .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),
         // The daemon as a service: persistence under kill -9, systemd lifecycle, the unit and the board kit.
         .testTarget(name: "DaemonTests", dependencies: ["TestSupport", "SpeakerCore", "SpeakerProtocol"]),

@@ -40,6 +40,7 @@ public final class SimulatedBoard {
     /// The instant of the last edge ever scheduled (0 before the first).
     private var lastScheduled: UInt64 = 0
     private var upPulses = 0
+    private var pulseStarts: [Bool: UInt64] = [:]
     private var downPulses = 0
 
     /// The level of each line as delivered so far (absent = inactive).
@@ -122,6 +123,11 @@ public final class SimulatedBoard {
     /// Pulses recorded so far by ``recordPulse(up:)``.
     public var pulseCounts: (up: Int, down: Int) { (upPulses, downPulses) }
 
+    /// Every completed amp pulse driven through ``drive(up:active:at:)`` (by
+    /// the shared ``AmpStepper``), with its start and end instants: the same
+    /// schedule the GPIO board would put on the real lines.
+    public private(set) var pulseLog: [AmpPulseRecord] = []
+
     /// True while edges are still waiting to be delivered.
     public var isBusy: Bool { !pending.isEmpty }
 
@@ -186,5 +192,26 @@ public final class SimulatedBoard {
             onEdge(LineEdge(line: edge.line, isActive: edge.isActive, at: MonotonicInstant(nanoseconds: edge.at)))
         }
         armTimer()
+    }
+}
+
+/// One amp pulse as the simulated board recorded it.
+public struct AmpPulseRecord: Equatable, Sendable {
+    public var up: Bool
+    /// Monotonic start and end (ns) as scheduled.
+    public var start: UInt64
+    public var end: UInt64
+}
+
+extension SimulatedBoard: AmpStepLines {
+    /// Records the UP/DOWN line levels the amp stepper would drive; a pulse is
+    /// counted (``recordPulse(up:)``, `pulses`) when its line goes inactive.
+    public func drive(up: Bool, active: Bool, at: UInt64) throws(GPIOError) {
+        if active {
+            pulseStarts[up] = at
+        } else if let start = pulseStarts.removeValue(forKey: up) {
+            pulseLog.append(AmpPulseRecord(up: up, start: start, end: at))
+            recordPulse(up: up)
+        }
     }
 }

@@ -2,9 +2,39 @@ import SpeakerCore
 import SpeakerSystem
 import Board
 
-/// The board: edges into the core, amp pulses out.
+/// The board: edges into the core, amp pulses out. `board.kind "simulated"`
+/// runs the ``SimulatedBoard`` (control socket, demo keys); `"gpio"` the
+/// libgpiod ``GPIOBoard``. In `gpio-step` volume mode one ``AmpStepper``
+/// (the same pulse schedule for both boards) drives the board's UP/DOWN lines.
+/// Loop thread only.
 extension SpeakerRuntime {
     func startBoard() throws {
+        let lines: AmpStepLines
+        switch config.board.kind {
+        case .simulated:
+            lines = try startSimulatedBoard()
+        case .gpio:
+            do {
+                let gpio = try GPIOBoard(
+                    config: config, loop: loop, logger: logger.named("gpio"),
+                    onEdge: { [unowned self] edge in self.dispatch(.lineEdge(edge)) },
+                    onFailure: { [unowned self] error in self.boardFailed(error) })
+                gpioBoard = gpio
+                lines = gpio
+            } catch {
+                throw StartupError(exitCode: error.exitCode, message: error.description)
+            }
+        }
+        if config.volume.mode == .gpioStep {
+            let step = config.volume.gpioStep
+            amp = AmpStepper(loop: loop, lines: lines, pulseMilliseconds: step.pulseMs, gapMilliseconds: step.gapMs,
+                             maxPending: step.maxPending, logger: logger.named("amp")) { [unowned self] error in
+                self.boardFailed(error)
+            }
+        }
+    }
+
+    private func startSimulatedBoard() throws -> SimulatedBoard {
         let board = SimulatedBoard(loop: loop, logger: logger.named("board")) { [unowned self] edge in
             self.dispatch(.lineEdge(edge))
         }
@@ -21,13 +51,19 @@ extension SpeakerRuntime {
         if let demo {
             try demo.start(loop: loop, board: board) { [unowned self] in self.loop.stop() }
         }
+        return board
     }
 
-    /// Pulses a step-only amplifier's UP/DOWN lines.
+    /// A hardware failure while running (chip gone, output refused): log it,
+    /// stop the loop (graceful shutdown follows) and exit 2.
+    func boardFailed(_ error: GPIOError) {
+        logger.error("\(error)")
+        exitCode = 2
+        loop.stop()
+    }
+
+    /// Queues pulses for a step-only amplifier's UP/DOWN lines (bounded, coalesced).
     func perform(_ pulse: AmpPulse) {
-        switch pulse {
-        case .up(let n): for _ in 0..<n { board?.recordPulse(up: true) }
-        case .down(let n): for _ in 0..<n { board?.recordPulse(up: false) }
-        }
+        amp?.enqueue(pulse)
     }
 }

@@ -31,6 +31,10 @@ final class SpeakerRuntime {
     /// systemd notifications (readiness, watchdog, status); set when signals are installed.
     var service: SystemdService?
     var board: SimulatedBoard?
+    /// The libgpiod board (`board.kind "gpio"`).
+    var gpioBoard: GPIOBoard?
+    /// The step-only amp's pulse schedule (`volume.mode "gpio-step"`).
+    var amp: AmpStepper?
     var controlServer: LineServer?
     var tickTimer: EventLoop.TimerID?
     var demo: DemoConsole?
@@ -127,9 +131,6 @@ final class SpeakerRuntime {
 
     /// Refuses configurations this build cannot run yet (exit 2, with the key).
     private static func checkSupported(_ config: SpeakerConfig) throws {
-        guard config.board.kind == .simulated else {
-            throw StartupError(exitCode: 2, message: "board.kind \"gpio\": this build has no libgpiod board yet; use board.kind \"simulated\" (or `ambient-speaker demo`)")
-        }
     }
 }
 

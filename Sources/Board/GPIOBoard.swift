@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CGPIOD
+import SpeakerCore
+import SpeakerSystem
+
+/// The real board (`board.kind: "gpio"`): requests the configured lines
+/// through libgpiod (v1 or v2, chosen at build time in CGPIOD), by **name**
+/// across all chips. Inputs report both edges with kernel (monotonic)
+/// timestamps, the configured bias and polarity, and — where the API has it
+/// (v2) — a short kernel debounce on the buttons; the core's software
+/// debounce and quadrature decoder always run on top. Each input's event fd
+/// sits in the main ``EventLoop`` (no polling, no thread per pin): readable →
+/// read the pending events → one ``LineEdge`` each to `onEdge`.
+/// In `gpio-step` volume mode it also holds the amp's UP/DOWN lines as
+/// outputs (``AmpStepLines``). A chip that goes away while running (read
+/// error, hang-up, or its `/dev` node deleted) is reported once to
+/// `onFailure`. Threading: loop thread only.
+public final class GPIOBoard: AmpStepLines {
+    /// The consumer name the kernel shows for our lines (`gpioinfo`).
+    public static let consumer = "ambient-speaker"
+    /// Longest kernel debounce asked for a button (µs); encoder phases get none.
+    public static let maxKernelDebounceMicroseconds = 5_000
+
+    private struct Input {
+        var role: InputLine
+        var location: GPIOLineLocation
+        var request: OpaquePointer
+        var registration: EventLoop.Registration?
+    }
+    private struct Output {
+        var location: GPIOLineLocation
+        var request: OpaquePointer
+    }
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let onEdge: (LineEdge) -> Void
+    private let onFailure: (GPIOError) -> Void
+    private var inputs: [Input] = []
+    private var outputs: [Bool: Output] = [:]  // true = UP
+    private var devWatch: (fd: Int32, registration: EventLoop.Registration)?
+    private var failed = false
+
+    /// Finds and requests every configured line; throws ``GPIOError`` (unknown
+    /// line → exit 1; permission, busy line, … → exit 2). Logs the resolved
+    /// wiring once.
+    public init(config: SpeakerConfig, loop: EventLoop, logger: Logger, chipDirectory: String = "/dev",
+                onEdge: @escaping (LineEdge) -> Void, onFailure: @escaping (GPIOError) -> Void) throws(GPIOError) {
+        self.loop = loop
+        self.logger = logger
+        self.onEdge = onEdge
+        self.onFailure = onFailure
+        let i = config.inputs
+        var wanted: [(InputLine, String, Bool, LineBias, Int)] = []
+        let buttonDebounce = GPIOChips.hasKernelDebounce ? min(Self.maxKernelDebounceMicroseconds, i.debounceMs * 250) : 0
+        wanted.append((.playPause, i.playPause.line, i.playPause.activeLow, i.playPause.bias, buttonDebounce))
+        wanted.append((.next, i.next.line, i.next.activeLow, i.next.bias, buttonDebounce))
+        wanted.append((.previous, i.previous.line, i.previous.activeLow, i.previous.bias, buttonDebounce))
+        if let sw = i.encoderSwitch { wanted.append((.encoderSwitch, sw.line, sw.activeLow, sw.bias, buttonDebounce)) }
+        wanted.append((.encoderA, i.encoder.a, i.encoder.activeLow, i.encoder.bias, 0))
+        wanted.append((.encoderB, i.encoder.b, i.encoder.activeLow, i.encoder.bias, 0))
+        let step = config.volume.mode == .gpioStep ? config.volume.gpioStep : nil
+        var names = wanted.map { $0.1 }
+        if let step { names += [step.up, step.down] }
+        let found = try GPIOChips.locate(names, directory: chipDirectory)
+        do throws(GPIOError) {
+            for (role, name, activeLow, bias, debounce) in wanted {
+                guard let location = found[name] else { throw GPIOError.unknownLine(name: name, chips: []) }
+                let request = try Self.requestInput(location, activeLow: activeLow, bias: bias, debounceMicroseconds: debounce)
+                inputs.append(Input(role: role, location: location, request: request, registration: nil))
+                logger.info("\(role.rawValue): \(location), \(bias.rawValue), \(activeLow ? "active-low" : "active-high"), "
+                    + "both edges, kernel debounce \(debounce) µs")
+            }
+            if let step {
+                for (up, name) in [(true, step.up), (false, step.down)] {
+                    guard let location = found[name] else { throw GPIOError.unknownLine(name: name, chips: []) }
+                    outputs[up] = Output(location: location,
+                                         request: try Self.requestOutput(location, activeLow: step.activeLow))
+                    logger.info("amp \(up ? "UP" : "DOWN"): \(location), output, \(step.activeLow ? "active-low" : "active-high")")
+                }
+            }
+        } catch {
+            releaseAll()
+            throw error
+        }
+        for index in inputs.indices {
+            let fd = cgpiod_request_fd(inputs[index].request)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            inputs[index].registration = loop.addReader(fd: fd) { [unowned self] in self.readEvents(index) }
+        }
+        watchChipNodes(directory: chipDirectory)
+        logger.info("gpio board: \(GPIOChips.libraryDescription), \(inputs.count) inputs, \(outputs.count) outputs")
+    }
+
+    deinit { releaseAll() }
+
+    /// Releases every line and stops watching (idempotent).
+    public func close() { releaseAll() }
+
+    // MARK: AmpStepLines
+
+    public func drive(up: Bool, active: Bool, at: UInt64) throws(GPIOError) {
+        guard let output = outputs[up] else { return }
+        if cgpiod_request_set(output.request, active ? 1 : 0) < 0 {
+            throw GPIOError.output(line: output.location.line.name, location: "\(output.location.chip.name) line \(output.location.line.offset)", errno: errno)
+        }
+    }
+
+    // MARK: Events
+
+    private func readEvents(_ index: Int) {
+        guard !failed, index < inputs.count else { return }
+        let input = inputs[index]
+        var events = [cgpiod_event](repeating: cgpiod_event(), count: 16)
+        let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
+        if n < 0 {
+            let e = errno
+            if e == EAGAIN || e == EINTR { return }
+            fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
+            return
+        }
+        for event in events.prefix(Int(n)) {
+            onEdge(LineEdge(line: input.role, isActive: event.rising != 0, at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
+        }
+    }
+
+    private func fail(_ error: GPIOError) {
+        guard !failed else { return }
+        failed = true
+        for index in inputs.indices {
+            if let r = inputs[index].registration { loop.remove(r) }
+            inputs[index].registration = nil
+        }
+        onFailure(error)
+    }
+
+    /// Watches the chip directory for our chips' nodes being deleted (the
+    /// kernel of Debian 12 does not wake a line fd when its chip goes away).
+    private func watchChipNodes(directory: String) {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { logger.warning("inotify_init1: \(String(cString: strerror(errno))); a removed chip will go unnoticed"); return }
+        guard inotify_add_watch(fd, directory, UInt32(IN_DELETE)) >= 0 else {
+            logger.warning("inotify_add_watch \(directory): \(String(cString: strerror(errno))); a removed chip will go unnoticed")
+            Glibc.close(fd)
+            return
+        }
+        let registration = loop.addReader(fd: fd) { [unowned self] in self.readDirectoryChanges(fd) }
+        devWatch = (fd, registration)
+    }
+
+    private func readDirectoryChanges(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return }
+        var offset = 0
+        let header = MemoryLayout<inotify_event>.size
+        while offset + header <= n {
+            let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
+            let nameBytes = buffer[(offset + header)..<min(n, offset + header + length)]
+            let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            let held = inputs.map(\.location) + outputs.values.map(\.location)
+            if let gone = held.first(where: { $0.chip.name == name }) {
+                fail(.chipGone(line: gone.line.name, location: "\(gone.chip.name) line \(gone.line.offset)", errno: ENODEV))
+                return
+            }
+            offset += header + length
+        }
+    }
+
+    // MARK: Requests
+
+    private static func requestInput(_ location: GPIOLineLocation, activeLow: Bool, bias: LineBias,
+                                     debounceMicroseconds: Int) throws(GPIOError) -> OpaquePointer {
+        let cBias: cgpiod_bias
+        switch bias {
+        case .pullUp: cBias = CGPIOD_BIAS_PULL_UP
+        case .pullDown: cBias = CGPIOD_BIAS_PULL_DOWN
+        case .disabled: cBias = CGPIOD_BIAS_DISABLED
+        case .asIs: cBias = CGPIOD_BIAS_AS_IS
+        }
+        guard let request = cgpiod_request_input(location.chip.path, UInt32(location.line.offset), consumer, cBias,
+                                                 activeLow ? 1 : 0, UInt(debounceMicroseconds)) else {
+            throw requestError(location, errno: errno)
+        }
+        return request
+    }
+
+    private static func requestOutput(_ location: GPIOLineLocation, activeLow: Bool) throws(GPIOError) -> OpaquePointer {
+        guard let request = cgpiod_request_output(location.chip.path, UInt32(location.line.offset), consumer, activeLow ? 1 : 0, 0) else {
+            throw requestError(location, errno: errno)
+        }
+        return request
+    }
+
+    /// The request error, naming the consumer that holds a busy line.
+    private static func requestError(_ location: GPIOLineLocation, errno e: Int32) -> GPIOError {
+        var holder: String?
+        if e == EBUSY, let chip = try? GPIOChips.describe(path: location.chip.path), location.line.offset < chip.lines.count {
+            holder = chip.lines[location.line.offset].consumer
+        }
+        return .request(line: location.line.name, location: "\(location.chip.name) line \(location.line.offset)",
+                        path: location.chip.path, errno: e, consumer: holder)
+    }
+
+    private func releaseAll() {
+        for input in inputs {
+            if let r = input.registration { loop.remove(r) }
+            cgpiod_request_release(input.request)
+        }
+        inputs.removeAll()
+        for output in outputs.values { cgpiod_request_release(output.request) }
+        outputs.removeAll()
+        if let devWatch {
+            loop.remove(devWatch.registration)
+            Glibc.close(devWatch.fd)
+        }
+        devWatch = nil
+    }
+}
