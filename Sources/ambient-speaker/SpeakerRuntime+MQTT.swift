@@ -4,6 +4,10 @@ import MQTTLink
 
 /// The MQTT side: settings from the config, inbound events, publishing.
 extension SpeakerRuntime {
+    /// Settings from the config: the stable client id, credentials (the
+    /// password read from `passwordFile`, first line, never logged), TLS,
+    /// the will, and the subscriptions (`command`, plus Home Assistant's
+    /// status topic when discovery is on).
     static func makeMQTT(config: SpeakerConfig, logger: Logger) throws -> MQTTLink {
         let root = config.topicRoot
         var password: String?
@@ -19,7 +23,8 @@ extension SpeakerRuntime {
             keepaliveSeconds: config.mqtt.keepaliveSeconds, username: config.mqtt.username, password: password,
             tls: config.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
             will: MQTTWill(topic: "\(root)/availability", payload: Array("offline".utf8), qos: 1, retain: true),
-            subscriptions: ["\(root)/command"])
+            subscriptions: ["\(root)/command"]
+                + (config.mqtt.homeAssistant.enabled ? [HomeAssistantDiscovery.statusTopic(config)] : []))
         return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
     }
 
@@ -46,6 +51,7 @@ extension SpeakerRuntime {
     /// Drains the MQTT link's events into the core.
     func mqttEvents() {
         let commandTopic = "\(config.topicRoot)/command"
+        let homeAssistantStatus = HomeAssistantDiscovery.statusTopic(config)
         for event in mqtt.drainEvents() {
             switch event {
             case .connected:
@@ -57,6 +63,12 @@ extension SpeakerRuntime {
             case .message(let m) where m.topic == commandTopic:
                 dispatch(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                   correlationData: m.correlationData), at: now()))
+            case .message(let m) where m.topic == homeAssistantStatus && config.mqtt.homeAssistant.enabled:
+                // Home Assistant (re)started: it asks every device to announce itself again.
+                if m.payload == Array("online".utf8) {
+                    logger.info("Home Assistant is online; re-sending discovery")
+                    perform(speaker.homeAssistantDiscovery.publication)
+                }
             case .message(let m):
                 logger.debug("ignoring a message on \(m.topic)")
             }

@@ -153,7 +153,8 @@ import SpeakerProtocol
         var h = Harness()
         h.send(.start(at: h.now))
         let fx = h.send(.mqttConnected(at: h.now))
-        #expect(fx.topics == ["device", "catalog", "session", "availability"].map { "ambient-speaker/kitchen/\($0)" })
+        #expect(fx.topics == ["device", "catalog", "session"].map { "ambient-speaker/kitchen/\($0)" }
+                + ["homeassistant/device/kitchen/config", "ambient-speaker/kitchen/availability"])
         #expect(fx.publications.allSatisfy { $0.retain && $0.qos == 1 })
         #expect(fx.publications.last?.text == "online")
         #expect(fx.lastPublished("session")?["revision"] == .number(1))
