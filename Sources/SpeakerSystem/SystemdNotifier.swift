@@ -48,7 +48,9 @@ public final class SystemdNotifier: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// Sends `message` (lines like `READY=1\nSTATUS=playing`).
+    /// Sends `message` (lines like `READY=1\nSTATUS=playing`). Never blocks:
+    /// when the receiver's queue is full the message is dropped with `EAGAIN`
+    /// (a main loop must not stall on systemd, or its own watchdog fires).
     public func notify(_ message: String) throws(SystemError) {
         var address = address
         let length = addressLength
@@ -58,7 +60,7 @@ public final class SystemdNotifier: @unchecked Sendable {
             bytes.withUnsafeBytes { buffer in
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), $0, length)
+                        sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), $0, length)
                     }
                 }
             }

@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# ambient-speaker installer for Raspberry Pi OS Lite 64-bit (Debian bookworm
+# with libgpiod 1.6, or trixie with libgpiod 2.x). Run as root from a clone:
+#
+#   sudo board/install.sh [--dac NAME]           install or update (idempotent)
+#   sudo board/install.sh --uninstall [--purge]  remove (--purge: config, state, user too)
+#
+# What it does, each step only when something is missing or different:
+#   1. apt packages: libmosquitto, alsa-lib, libgpiod (-dev: the build links them), libsndfile, libsoxr,
+#      alsa-utils, gpiod and mosquitto-clients for troubleshooting
+#   2. a Swift toolchain: an existing `swift` 6.x on the PATH, --swift DIR, or the official
+#      swift.org release tarball for this architecture (debian12 / debian12-aarch64 build, which also
+#      runs on trixie), checked with swift.org's PGP keys, unpacked to /opt/swift-$SWIFT_VERSION
+#   3. build: swift build -c release --static-swift-stdlib (the binary then needs no toolchain)
+#   4. install: /usr/local/bin/ambient-speaker, /etc/systemd/system/ambient-speaker.service,
+#      /etc/ambient-speaker/config.json (the default wiring; never overwritten),
+#      /var/lib/ambient-speaker/sounds (drop WAV/FLAC/Ogg files here)
+#   5. system user ambient-speaker in the groups gpio and audio (+ a udev rule giving gpio the chips)
+#   6. with --dac NAME: the dtoverlay line for that DAC hat in config.txt (reboot to apply)
+#   7. systemctl enable --now (restart when the binary or unit changed); skipped without systemd
+#
+# Options:
+#   --dac NAME        hifiberry-dac | hifiberry-dacplus | hifiberry-amp | iqaudio-dacplus |
+#                     iqaudio-digiampplus | justboom-dac | max98357a | allo-boss   (see board/config-txt.md)
+#   --binary FILE     install this prebuilt binary instead of building (skips the toolchain)
+#   --swift DIR       use the toolchain in DIR (DIR/usr/bin/swift)
+#   --source DIR      the source tree to build (default: this script's repository)
+#   --no-start        install but do not enable/start the service
+#   --uninstall       stop, disable and remove binary, unit, udev rule and the config.txt lines
+#   --purge           with --uninstall: also /etc/ambient-speaker, /var/lib/ambient-speaker and the user
+#
+# Environment: SWIFT_VERSION (default 6.3.1), CONFIG_TXT (default /boot/firmware/config.txt,
+# else /boot/config.txt). The script does not care which CPU it runs on beyond picking the
+# toolchain tarball; it is tested in a Debian bookworm root (x86_64) made with debootstrap.
+set -euo pipefail
+
+SWIFT_VERSION="${SWIFT_VERSION:-6.3.1}"
+PREFIX=/usr/local
+UNIT=/etc/systemd/system/ambient-speaker.service
+CONFIG_DIR=/etc/ambient-speaker
+STATE_DIR=/var/lib/ambient-speaker
+UDEV_RULE=/etc/udev/rules.d/60-ambient-speaker-gpio.rules
+USER_NAME=ambient-speaker
+MARK_BEGIN="# >>> ambient-speaker DAC (board/install.sh) >>>"
+MARK_END="# <<< ambient-speaker DAC <<<"
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source_dir="$(cd "$here/.." && pwd)"
+dac="" binary="" swift_dir="" start=1 uninstall=0 purge=0
+
+say() { printf '%s\n' "ambient-speaker install: $*"; }
+die() { printf '%s\n' "ambient-speaker install: error: $*" >&2; exit 1; }
+
+overlay_for() {
+  case "$1" in
+    hifiberry-dac) echo "dtoverlay=hifiberry-dac" ;;
+    hifiberry-dacplus) echo "dtoverlay=hifiberry-dacplus" ;;
+    hifiberry-amp) echo "dtoverlay=hifiberry-amp" ;;
+    iqaudio-dacplus) echo "dtoverlay=iqaudio-dacplus" ;;
+    iqaudio-digiampplus) echo "dtoverlay=iqaudio-dacplus,unmute_amp" ;;
+    justboom-dac) echo "dtoverlay=justboom-dac" ;;
+    max98357a) echo "dtoverlay=max98357a" ;;
+    allo-boss) echo "dtoverlay=allo-boss-dac-pcm512x-audio" ;;
+    *) return 1 ;;
+  esac
+}
+
+while (($#)); do
+  case "$1" in
+    --dac) dac="${2:?--dac needs a NAME}"; shift 2 ;;
+    --binary) binary="${2:?--binary needs a FILE}"; shift 2 ;;
+    --swift) swift_dir="${2:?--swift needs a DIR}"; shift 2 ;;
+    --source) source_dir="${2:?--source needs a DIR}"; shift 2 ;;
+    --no-start) start=0; shift ;;
+    --uninstall) uninstall=1; shift ;;
+    --purge) purge=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+done
+
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 …)"
+if [ -n "$dac" ] && ! overlay_for "$dac" >/dev/null; then
+  die "--dac $dac: unknown; expected one of hifiberry-dac hifiberry-dacplus hifiberry-amp iqaudio-dacplus iqaudio-digiampplus justboom-dac max98357a allo-boss"
+fi
+[ -z "$binary" ] || [ -x "$binary" ] || die "--binary $binary: not an executable file"
+((purge == 0 || uninstall == 1)) || die "--purge goes with --uninstall"
+
+systemd_running() { [ -d /run/systemd/system ]; }
+
+config_txt() {
+  if [ -n "${CONFIG_TXT:-}" ]; then echo "$CONFIG_TXT"
+  elif [ -f /boot/firmware/config.txt ]; then echo /boot/firmware/config.txt
+  else echo /boot/config.txt; fi
+}
+
+# Removes our marked block from config.txt (if any); prints whether it did.
+remove_overlay_block() {
+  local file; file="$(config_txt)"
+  [ -f "$file" ] && grep -qF "$MARK_BEGIN" "$file" || return 0
+  sed -i "\|^$MARK_BEGIN\$|,\|^$MARK_END\$|d" "$file"
+  say "removed the DAC overlay lines from $file"
+}
+
+# install_file SRC DST MODE OWNER:GROUP — copies only when the content differs.
+install_file() {
+  local src="$1" dst="$2" mode="$3" owner="$4"
+  if [ -f "$dst" ] && cmp -s "$src" "$dst"; then
+    chmod "$mode" "$dst"; chown "$owner" "$dst"
+    say "unchanged $dst"
+    return 1
+  fi
+  install -D -m "$mode" -o "${owner%%:*}" -g "${owner##*:}" "$src" "$dst"
+  say "installed $dst"
+}
+
+if ((uninstall)); then
+  if systemd_running && systemctl list-unit-files ambient-speaker.service >/dev/null 2>&1; then
+    systemctl disable --now ambient-speaker.service 2>/dev/null || true
+  fi
+  for f in "$UNIT" "$PREFIX/bin/ambient-speaker" "$UDEV_RULE"; do
+    if [ -e "$f" ]; then rm -f "$f"; say "removed $f"; fi
+  done
+  if systemd_running; then systemctl daemon-reload; fi
+  remove_overlay_block
+  if ((purge)); then
+    rm -rf "$CONFIG_DIR" "$STATE_DIR"
+    say "removed $CONFIG_DIR and $STATE_DIR"
+    if id "$USER_NAME" >/dev/null 2>&1; then deluser --quiet --system "$USER_NAME" >/dev/null 2>&1 || userdel "$USER_NAME"; say "removed user $USER_NAME"; fi
+  else
+    say "kept $CONFIG_DIR, $STATE_DIR and the user $USER_NAME (--purge removes them)"
+  fi
+  say "left the apt packages and any Swift toolchain in /opt in place"
+  exit 0
+fi
+
+# 1. Distribution and packages.
+# shellcheck disable=SC1091
+. /etc/os-release
+codename="${VERSION_CODENAME:-unknown}"
+case "$codename" in
+  bookworm) gpiod_note="libgpiod 1.6" ;;
+  trixie) gpiod_note="libgpiod 2.x" ;;
+  *) die "$PRETTY_NAME ($codename): supported are Raspberry Pi OS / Debian bookworm and trixie" ;;
+esac
+say "$PRETTY_NAME ($codename, $gpiod_note), $(uname -m)"
+
+packages=(libmosquitto-dev libasound2-dev libgpiod-dev libsndfile1-dev libsoxr-dev pkg-config
+          alsa-utils gpiod mosquitto-clients adduser ca-certificates)
+if [ -z "$binary" ] && [ -z "$swift_dir" ] && ! command -v swift >/dev/null; then
+  # What swift.org lists for its Debian 12 toolchain, plus the tools to fetch and check it.
+  packages+=(binutils git gnupg libc6-dev libcurl4-openssl-dev libedit2 libpython3-dev libsqlite3-0
+             libxml2-dev libz3-dev tzdata zlib1g-dev curl xz-utils)
+  case "$codename" in bookworm) packages+=(libgcc-12-dev libstdc++-12-dev) ;; trixie) packages+=(libgcc-14-dev libstdc++-14-dev) ;; esac
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "apt-get install ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  say "apt packages already installed"
+fi
+
+# 2–3. Toolchain and build (unless a binary was given).
+if [ -z "$binary" ]; then
+  if [ -n "$swift_dir" ]; then
+    swift="$swift_dir/usr/bin/swift"
+  elif command -v swift >/dev/null; then
+    swift="$(command -v swift)"
+  else
+    case "$(uname -m)" in
+      aarch64|arm64) platform=debian12-aarch64 ;;
+      x86_64) platform=debian12 ;;
+      *) die "no swift.org toolchain for $(uname -m); install Swift 6 yourself and pass --swift DIR" ;;
+    esac
+    name="swift-$SWIFT_VERSION-RELEASE-$platform"
+    swift_dir="/opt/swift-$SWIFT_VERSION"
+    if [ ! -x "$swift_dir/usr/bin/swift" ]; then
+      url="https://download.swift.org/swift-$SWIFT_VERSION-release/$platform/swift-$SWIFT_VERSION-RELEASE/$name.tar.gz"
+      work="$(mktemp -d)"
+      say "downloading $url"
+      curl -fsSL -o "$work/$name.tar.gz" "$url"
+      curl -fsSL -o "$work/$name.tar.gz.sig" "$url.sig"
+      curl -fsSL -o "$work/keys.asc" https://swift.org/keys/all-keys.asc
+      GNUPGHOME="$work/gnupg" && export GNUPGHOME && mkdir -m 700 "$GNUPGHOME"
+      gpg --quiet --import "$work/keys.asc"
+      gpg --quiet --verify "$work/$name.tar.gz.sig" "$work/$name.tar.gz" || die "the toolchain's PGP signature does not verify"
+      mkdir -p "$swift_dir"
+      tar -xzf "$work/$name.tar.gz" -C "$swift_dir" --strip-components=1
+      rm -rf "$work"
+      unset GNUPGHOME
+      say "Swift $SWIFT_VERSION in $swift_dir"
+    fi
+    swift="$swift_dir/usr/bin/swift"
+  fi
+  say "building with $("$swift" --version 2>/dev/null | head -1)"
+  scratch=/var/cache/ambient-speaker/build
+  mkdir -p "$scratch"
+  (cd "$source_dir" && "$swift" build -c release --static-swift-stdlib --product ambient-speaker --scratch-path "$scratch")
+  binary="$scratch/release/ambient-speaker"
+fi
+
+# 5. User and groups (before files that it owns).
+getent group gpio >/dev/null || { groupadd --system gpio; say "created group gpio"; }
+getent group audio >/dev/null || { groupadd --system audio; say "created group audio"; }
+if ! id "$USER_NAME" >/dev/null 2>&1; then
+  adduser --quiet --system --group --no-create-home --home "$STATE_DIR" "$USER_NAME"
+  say "created system user $USER_NAME"
+fi
+for g in gpio audio; do
+  if id -nG "$USER_NAME" | tr ' ' '\n' | grep -qx "$g"; then :; else usermod -a -G "$g" "$USER_NAME"; say "added $USER_NAME to $g"; fi
+done
+
+# 4. Files.
+changed=0
+install_file "$binary" "$PREFIX/bin/ambient-speaker" 0755 root:root && changed=1
+install_file "$source_dir/systemd/ambient-speaker.service" "$UNIT" 0644 root:root && changed=1
+rule="$(mktemp)"
+printf '%s\n' '# ambient-speaker (board/install.sh): GPIO character devices for the gpio group.' \
+  'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"' >"$rule"
+install_file "$rule" "$UDEV_RULE" 0644 root:root || true
+rm -f "$rule"
+install -d -m 0750 -o root -g "$USER_NAME" "$CONFIG_DIR"
+if [ -e "$CONFIG_DIR/config.json" ]; then
+  say "kept your $CONFIG_DIR/config.json"
+else
+  install -m 0640 -o root -g "$USER_NAME" "$source_dir/board/config.example.json" "$CONFIG_DIR/config.json"
+  say "installed $CONFIG_DIR/config.json (default wiring; edit device.id, mqtt.host)"
+fi
+install -d -m 0750 -o "$USER_NAME" -g "$USER_NAME" "$STATE_DIR"
+install -d -m 0755 -o "$USER_NAME" -g "$USER_NAME" "$STATE_DIR/sounds"
+
+# 6. DAC overlay.
+if [ -n "$dac" ]; then
+  file="$(config_txt)"
+  line="$(overlay_for "$dac")"
+  block="$(printf '%s\n%s\n%s' "$MARK_BEGIN" "$line" "$MARK_END")"
+  if [ -f "$file" ] && grep -qF "$MARK_BEGIN" "$file" && [ "$(sed -n "\|^$MARK_BEGIN\$|,\|^$MARK_END\$|p" "$file")" = "$block" ]; then
+    say "unchanged $file ($line)"
+  else
+    [ -f "$file" ] && remove_overlay_block
+    mkdir -p "$(dirname "$file")"
+    printf '%s\n' "$block" >>"$file"
+    say "added '$line' to $file — reboot to load the overlay"
+  fi
+fi
+
+"$PREFIX/bin/ambient-speaker" check-config "$CONFIG_DIR/config.json" >/dev/null \
+  || die "$CONFIG_DIR/config.json does not validate (ambient-speaker check-config $CONFIG_DIR/config.json)"
+say "configuration valid"
+
+# 7. Service.
+if systemd_running; then
+  systemctl daemon-reload
+  if udevadm control --reload 2>/dev/null; then udevadm trigger --subsystem-match=gpio 2>/dev/null || true; fi
+  if ((start)); then
+    systemctl enable --quiet ambient-speaker.service
+    if ((changed)) || ! systemctl is-active --quiet ambient-speaker.service; then
+      systemctl restart ambient-speaker.service
+      say "started ambient-speaker (journalctl -u ambient-speaker -f)"
+    else
+      say "ambient-speaker already running the installed version"
+    fi
+  fi
+else
+  say "systemd is not running here (a chroot?): run 'systemctl enable --now ambient-speaker' on the Pi"
+fi
+say "done"
