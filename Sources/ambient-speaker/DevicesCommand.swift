@@ -8,6 +8,10 @@ enum DevicesCommand {
         let devices = AudioDevices.playbackDevices()
         if devices.isEmpty { print("  (none)") }
         for d in devices { print("  \(d.name)\t\(d.description)") }
+        print("ALSA mixer elements with a playback volume (card \"default\"; for volume.mixer):")
+        let elements = ALSAMixer.playbackElements(card: "default")
+        if elements.isEmpty { print("  (none)") }
+        for e in elements { print("  \(e.name)\t\(e.minDB)…\(e.maxDB) dB") }
         printGPIO()
         return 0
     }

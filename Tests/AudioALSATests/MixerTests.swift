@@ -6,7 +6,7 @@ import Glibc
 
 /// The alsa-mixer volume: the level↔dB map (pure), and the adapter's failure
 /// path against real alsa-lib. Driving a real element needs a sound card
-/// (the HIL VM's snd-dummy: Tests/HIL/scenarios/alsa-mixer.sh).
+/// (the HIL VM's snd-dummy: scripts/hil-alsa-mixer-scenario, not yet run).
 @Suite struct MixerTests {
     @Test func levelsMapToDBOnTheSoftwareCurveAndBack() {
         let map = MixerLevelMap(minDB: -102.4, maxDB: 0)
