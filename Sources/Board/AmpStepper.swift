@@ -76,8 +76,13 @@ public final class AmpStepper {
             onFailure(error)
             return
         }
-        let end = start + UInt64(pulseMilliseconds) * 1_000_000
+        // Timed from when the line is actually active (the set call may be slow
+        // on a loaded machine), so the pulse is never shorter than pulseMs.
+        let activeAt = MonotonicClock.now()
+        let end = activeAt + UInt64(pulseMilliseconds) * 1_000_000
+        logger.debug("\(up ? "UP" : "DOWN") active at \(activeAt / 1000) µs")
         timer = loop.schedule(at: end) { [unowned self] in
+            self.logger.debug("\(up ? "UP" : "DOWN") inactive at \(MonotonicClock.now() / 1000) µs (due \(end / 1000))")
             do throws(GPIOError) {
                 try self.lines.drive(up: up, active: false, at: end)
             } catch {

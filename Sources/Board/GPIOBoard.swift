@@ -88,7 +88,7 @@ public final class GPIOBoard: AmpStepLines {
         for index in inputs.indices {
             let fd = cgpiod_request_fd(inputs[index].request)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            inputs[index].registration = loop.addReader(fd: fd) { [unowned self] in self.readEvents(index) }
+            inputs[index].registration = loop.addReader(fd: fd) { [unowned self] in self.readEvents() }
         }
         watchChipNodes(directory: chipDirectory)
         logger.info("gpio board: \(GPIOChips.libraryDescription), \(inputs.count) inputs, \(outputs.count) outputs")
@@ -110,19 +110,39 @@ public final class GPIOBoard: AmpStepLines {
 
     // MARK: Events
 
-    private func readEvents(_ index: Int) {
-        guard !failed, index < inputs.count else { return }
-        let input = inputs[index]
+    /// Any input fd is readable: drains **every** input (each line has its
+    /// own fd and kernel thread, so two phases' events arrive on separate
+    /// queues) and delivers the edges merged in kernel-timestamp order — the
+    /// quadrature decoder needs A and B interleaved as they happened.
+    private func readEvents() {
+        guard !failed else { return }
+        var edges: [LineEdge] = []
         var events = [cgpiod_event](repeating: cgpiod_event(), count: 16)
-        let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
-        if n < 0 {
-            let e = errno
-            if e == EAGAIN || e == EINTR { return }
-            fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
-            return
+        for input in inputs {
+            while true {
+                let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
+                if n < 0 {
+                    let e = errno
+                    if e == EAGAIN || e == EWOULDBLOCK { break }
+                    if e == EINTR { continue }
+                    fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
+                    return
+                }
+                for event in events.prefix(Int(n)) {
+                    if event.lost > 0 {
+                        logger.warning("\(input.location): the kernel dropped \(event.lost) edge(s) (its queue was full); the decoders resynchronise on the next edges")
+                    }
+                    edges.append(LineEdge(line: input.role, isActive: event.rising != 0,
+                                          at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
+                }
+                if n < 16 { break }
+            }
         }
-        for event in events.prefix(Int(n)) {
-            onEdge(LineEdge(line: input.role, isActive: event.rising != 0, at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
+        // Stable: edges of one line keep their kernel order even with equal timestamps.
+        let ordered = edges.enumerated().sorted { ($0.element.at.nanoseconds, $0.offset) < ($1.element.at.nanoseconds, $1.offset) }
+        for (_, edge) in ordered {
+            logger.debug("edge \(edge)")
+            onEdge(edge)
         }
     }
 

@@ -100,6 +100,7 @@ int cgpiod_request_read(cgpiod_request *r, cgpiod_event *out, int max) {
     for (int i = 0; i < n; i++) {
         out[i].timestamp_ns = (uint64_t)events[i].ts.tv_sec * 1000000000ull + (uint64_t)events[i].ts.tv_nsec;
         out[i].rising = events[i].event_type == GPIOD_LINE_EVENT_RISING_EDGE;
+        out[i].lost = 0; /* the v1 uAPI has no sequence numbers */
     }
     return n;
 }
@@ -120,6 +121,7 @@ struct cgpiod_request {
     struct gpiod_line_request *request;
     struct gpiod_edge_event_buffer *buffer;
     unsigned int offset;
+    unsigned long last_seqno; /* line sequence number of the last event read, 0 before the first */
 };
 
 int cgpiod_api_major(void) { return 2; }
@@ -169,6 +171,7 @@ static cgpiod_request *request_v2(const char *path, unsigned int offset, const c
     if (!line_config || !request_config) goto out;
     if (gpiod_line_config_add_line_settings(line_config, &offset, 1, settings) < 0) { e = errno; goto out; }
     gpiod_request_config_set_consumer(request_config, consumer);
+    if (with_events) gpiod_request_config_set_event_buffer_size(request_config, 1024);
     r = calloc(1, sizeof *r);
     if (!r) goto out;
     r->offset = offset;
@@ -224,6 +227,9 @@ int cgpiod_request_read(cgpiod_request *r, cgpiod_event *out, int max) {
         struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(r->buffer, (unsigned long)i);
         out[i].timestamp_ns = gpiod_edge_event_get_timestamp_ns(ev);
         out[i].rising = gpiod_edge_event_get_event_type(ev) == GPIOD_EDGE_EVENT_RISING_EDGE;
+        unsigned long seqno = gpiod_edge_event_get_line_seqno(ev);
+        out[i].lost = (r->last_seqno && seqno > r->last_seqno + 1) ? (unsigned int)(seqno - r->last_seqno - 1) : 0;
+        r->last_seqno = seqno;
     }
     return n;
 }

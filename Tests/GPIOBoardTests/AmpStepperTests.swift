@@ -51,7 +51,8 @@ import Board
         #expect(log.map(\.up) == [true, false, false, false, false], "first UP was in flight; 1 UP + 5 DOWN coalesced to 4 DOWN")
         #expect(board.handle(command: "pulses") == "up=1 down=4")
         for p in log {
-            #expect(p.end - p.start == 15_000_000, "pulse width is the scheduled pulseMs")
+            #expect(p.end - p.start >= 15_000_000, "never shorter than pulseMs")
+            #expect(p.end - p.start < 65_000_000, "pulseMs plus at most scheduling slack (generous: CI may be loaded)")
         }
         for (a, b) in zip(log, log.dropFirst()) {
             #expect(b.start >= a.end + 10_000_000, "at least gapMs between pulses")

@@ -37,9 +37,12 @@ typedef struct {
 
 /// One edge: CLOCK_MONOTONIC timestamp from the kernel, and the new logical
 /// level (1 = rose to active, after active-low was applied by the kernel).
+/// `lost` counts edges the kernel dropped before this one (its queue was
+/// full), from the v2 per-line sequence numbers; always 0 with v1.
 typedef struct {
     uint64_t timestamp_ns;
     int rising;
+    unsigned int lost;
 } cgpiod_event;
 
 /// Pull resistor for an input line.
@@ -69,6 +72,7 @@ int cgpiod_chip_describe_lines(const char *path, cgpiod_line_info *out, unsigned
 /// Requests line `offset` of chip `path` as an input reporting both edges with
 /// kernel (monotonic) timestamps, the given bias and polarity, and kernel
 /// debounce of `debounce_us` microseconds where the API has it (ignored by v1).
+/// With v2 the kernel queue holds 1024 edges (v1: fixed at 16).
 cgpiod_request *cgpiod_request_input(const char *path, unsigned int offset, const char *consumer,
                                      cgpiod_bias bias, int active_low, unsigned long debounce_us);
 /// Requests line `offset` of chip `path` as an output with the given polarity

@@ -1,0 +1,162 @@
+#!/bin/sh
+# HIL scenarios, run inside the VM by /init against real drivers: gpio-sim
+# chips (two banks: the header's GPIO0..31 on the *second* chip, as on a Pi 5)
+# and snd-aloop. Prints "HIL PASS|FAIL [variant] name" per check, then
+# "HIL RESULT [variant] N passed, N failed".
+V=$(cat /hil/variant)
+P=0; F=0
+pass() { echo "HIL PASS [$V] $1"; P=$((P + 1)); }
+fail() { echo "HIL FAIL [$V] $1: $2"; F=$((F + 1)); }
+info() { echo "HIL INFO [$V] $*"; }
+T=ambient-speaker/hil
+MQ="-h 127.0.0.1"
+
+# --- gpio-sim: chip A (4 lines, STATUS), chip B (GPIO0..GPIO31) ---------------
+G=/sys/kernel/config/gpio-sim/hil
+mkdir $G $G/bank0 $G/bank1
+echo 4 > $G/bank0/num_lines; echo other > $G/bank0/label
+mkdir $G/bank0/line0; echo STATUS > $G/bank0/line0/name
+echo 32 > $G/bank1/num_lines; echo header > $G/bank1/label
+for i in $(seq 0 31); do mkdir $G/bank1/line$i; echo GPIO$i > $G/bank1/line$i/name; done
+echo 1 > $G/live || { fail gpio-sim "cannot go live"; echo "HIL RESULT [$V] $P passed, $F failed"; exit 1; }
+SIM=/sys/devices/platform/$(cat $G/dev_name)/$(cat $G/bank1/chip_name)
+CHIPB=$(cat $G/bank1/chip_name)
+pull() { echo "$2" > $SIM/sim_gpio$1/pull; }
+for l in 17 22 23 24 25 27; do pull $l pull-up; done
+
+# --- broker ------------------------------------------------------------------
+printf 'listener 1883 127.0.0.1\nallow_anonymous true\nuser root\n' > /tmp/mosquitto.conf
+mosquitto -c /tmp/mosquitto.conf -d
+sleep 1
+mosquitto_sub $MQ -v -t "$T/#" > /tmp/mqtt.log 2>&1 &
+
+retained() { mosquitto_sub $MQ -C 1 -W 2 -t "$T/$1" 2>/dev/null; }
+# waits up to $3 seconds for the retained message on topic $1 to match the grep pattern $2
+wait_for() {
+    end=$(($(date +%s) + $3))
+    while :; do
+        retained "$1" | grep -q "$2" && return 0
+        [ "$(date +%s)" -ge "$end" ] && return 1
+        sleep 0.1
+    done
+}
+level() { retained device | sed -n 's/.*"level":\([0-9.eE+-]*\).*/\1/p'; }
+SPK=
+start_speaker() {  # $1 config, $2 log
+    ambient-speaker run --log-level debug --config "$1" > "$2" 2>&1 &
+    SPK=$!
+    if wait_for availability online 30; then return 0; fi
+    echo "--- speaker log"; cat "$2"; return 1
+}
+stop_speaker() {
+    kill -TERM $SPK 2>/dev/null; wait $SPK; rc=$?; SPK=
+    return $rc
+}
+# $1 name, $2 expected exit code, $3 text expected in the output, $4 config, then optional run-as prefix
+expect_refusal() {
+    name=$1; code=$2; text=$3; cfg=$4; shift 4
+    "$@" ambient-speaker run --config "$cfg" > /tmp/refusal.log 2>&1
+    rc=$?
+    if [ $rc -eq "$code" ] && grep -qF "$text" /tmp/refusal.log; then pass "$name"
+    else fail "$name" "exit $rc, output: $(tr '\n' ' ' < /tmp/refusal.log | cut -c1-400)"; fi
+}
+
+# --- 1. devices: GPIO17 is on the second chip ----------------------------------
+ambient-speaker devices > /tmp/devices.txt 2>&1
+info "$(grep -E 'GPIO chips|gpiochip' /tmp/devices.txt | tr '\n' ';')"
+if awk -v chip="$CHIPB" '$1 == chip { in_b = 1; next } /^  gpiochip/ { in_b = 0 } in_b && $2 == "GPIO17" { found = 1 } END { exit !found }' /tmp/devices.txt
+then pass "devices lists GPIO17 on the second chip ($CHIPB)"; else fail "devices lists GPIO17 on $CHIPB" "$(cat /tmp/devices.txt)"; fi
+
+# --- 2. software volume: buttons, encoder, audio --------------------------------
+if start_speaker /hil/software.json /tmp/speaker1.log; then pass "speaker starts on gpio-sim and comes online"
+else fail "speaker starts on gpio-sim" "not online"; fi
+grep -q "playPause: GPIO17 ($CHIPB line 17)" /tmp/speaker1.log && pass "GPIO17 found by name on $CHIPB" \
+    || fail "GPIO17 found by name on $CHIPB" "$(grep playPause /tmp/speaker1.log)"
+ambient-speaker devices 2>&1 | grep -q 'GPIO17.*used by "ambient-speaker"' && pass "devices names the consumer" \
+    || fail "devices names the consumer" "$(ambient-speaker devices 2>&1 | grep GPIO17)"
+
+hil-probe press $SIM/sim_gpio17/pull 120 bounce
+if wait_for session '"isPlaying":true' 10; then pass "play/pause press (with bounce) starts playback"
+else fail "play/pause press starts playback" "$(retained session)"; fi
+
+arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw -d 1 /tmp/a1.raw 2>/tmp/arecord.log
+R1=$(hil-probe rms /tmp/a1.raw)
+info "audio rms while playing at level $(level): $R1"
+[ "${R1:-0}" -gt 10 ] && pass "audio reaches hw:Loopback,1,0" || fail "audio reaches hw:Loopback,1,0" "rms $R1 $(cat /tmp/arecord.log)"
+
+turn_check() {  # $1 detents, $2 step µs
+    before=$(level)
+    hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull "$1" "$2" bounce
+    sleep 0.5
+    after=$(level)
+    counted=$(awk -v a="$before" -v b="$after" 'BEGIN { d = (b - a) / 0.05; printf "%d", (d < 0 ? d - 0.5 : d + 0.5) }')
+    info "encoder turned=$1 counted=$counted (level $before -> $after, ${2} us per transition, bounce on every edge)"
+    [ "$counted" = "$1" ] && pass "encoder turn $1 with bounce moves the level by exactly $1 detents" \
+        || fail "encoder turn $1 moves the level by $1 detents" "counted $counted; speaker: $(grep -E '^<[0-4]>|edge encoder' /tmp/speaker1.log | tail -60 | tr '\n' ' ')"
+}
+turn_check 3 3000
+turn_check -2 3000
+turn_check 5 500
+
+arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw -d 1 /tmp/a2.raw 2>>/tmp/arecord.log
+R2=$(hil-probe rms /tmp/a2.raw)
+info "audio rms after turning up to level $(level): $R2"
+[ "${R2:-0}" -gt $((R1 * 11 / 10)) ] && pass "louder after turning up ($R1 -> $R2)" || fail "louder after turning up" "$R1 -> $R2 $(tail -2 /tmp/arecord.log)"
+
+hil-probe press $SIM/sim_gpio17/pull 120 bounce
+if wait_for session '"intendsPlayback":false' 10; then pass "second press pauses"; else fail "second press pauses" "$(retained session)"; fi
+sleep 1
+arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw -d 1 /tmp/a3.raw 2>>/tmp/arecord.log
+R3=$(hil-probe rms /tmp/a3.raw)
+[ "${R3:-99}" -le 2 ] && pass "silent when paused (rms $R3)" || fail "silent when paused" "rms $R3"
+
+hil-probe press $SIM/sim_gpio27/pull 120 bounce
+if wait_for session '"isPlaying":true' 10; then pass "next press starts the next sound"; else fail "next press" "$(retained session)"; fi
+
+# --- 3. errors ------------------------------------------------------------------
+expect_refusal "a held line names its consumer (exit 2)" 2 'is already in use by "ambient-speaker"' /hil/second.json
+expect_refusal "an unknown line is a configuration error (exit 1)" 1 '"GPIO99" not found' /hil/unknown.json
+stop_speaker && pass "SIGTERM exits 0" || fail "SIGTERM exits 0" "exit $?"
+grep -q '^<[0-3]>' /tmp/speaker1.log && info "errors logged: $(grep '^<[0-3]>' /tmp/speaker1.log | head -3 | tr '\n' ' ')"
+
+chgrp gpio /dev/gpiochip*; chmod 660 /dev/gpiochip*
+expect_refusal "no permission names the group (exit 2)" 2 'belongs to group "gpio"' /hil/perm.json /hil/as-speaker
+chgrp root /dev/gpiochip*; chmod 600 /dev/gpiochip*
+
+# --- 4. gpio-step: pulses on the amp's UP/DOWN outputs --------------------------
+if start_speaker /hil/step.json /tmp/speaker2.log; then pass "gpio-step speaker comes online"; else fail "gpio-step speaker comes online" "not online"; fi
+wait_for device '"control":"relative"' 5 && ! retained device | grep -q '"level"' && ! retained session | grep -q '"level"' \
+    && pass "device publishes control relative and no level" || fail "control relative, no level" "$(retained device)"
+hil-probe pulses $SIM/sim_gpio5/value $SIM/sim_gpio6/value 2500 1 > /tmp/pulses.txt &
+PR=$!
+sleep 0.2
+hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 3 3000 bounce
+sleep 0.5
+mosquitto_pub $MQ -t "$T/command" -q 1 -m '{"id":"h1","action":"volumeDown"}'
+wait $PR
+info "pulses: $(tr '\n' ';' < /tmp/pulses.txt)"
+ups=$(grep -c 'pulse up' /tmp/pulses.txt); downs=$(grep -c 'pulse down' /tmp/pulses.txt)
+[ "$ups" = 3 ] && [ "$downs" = 1 ] && pass "3 detents give 3 UP pulses, volumeDown 1 DOWN pulse" || fail "pulse counts" "up=$ups down=$downs"
+# hil-probe brackets each edge between two samples (the VM's one CPU is shared with the
+# speaker), so each pulse has sound bounds min_us < width < max_us. Configured: 20 ms
+# pulses, 20 ms gaps. Pass if 20 ms fits the bounds (max >= 20 ms) and the pulse is
+# not grossly long (min <= 45 ms), and every gap can be >= 20 ms (gap_max >= 20 ms).
+awk '{ for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+       if (v["max_us"] < 20000 || v["min_us"] > 45000) bad = 1
+       if (v["gap_max_us"] != -1 && v["gap_max_us"] < 20000) bad = 1 } END { exit bad }' /tmp/pulses.txt \
+    && pass "pulses are 20 ms wide with >= 20 ms gaps (bounds from the samples around each edge)" \
+    || fail "pulse widths" "$(tr '\n' ';' < /tmp/pulses.txt) speaker: $(grep -E 'amp|knob|volume' /tmp/speaker2.log | tail -12 | tr '\n' ';')"
+mosquitto_pub $MQ -t "$T/command" -q 1 -m '{"id":"h2","action":"setVolume","level":0.5}'
+sleep 0.5
+grep -q 'h2.*unsupported' /tmp/mqtt.log && pass "setVolume is unsupported" || fail "setVolume unsupported" "$(grep h2 /tmp/mqtt.log)"
+
+# --- 5. the chip goes away while running ----------------------------------------
+echo 0 > $G/live
+n=0; while kill -0 $SPK 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+if kill -0 $SPK 2>/dev/null; then fail "chip gone at run time exits 2" "still running"; kill -9 $SPK; wait $SPK
+else wait $SPK; rc=$?
+    [ $rc -eq 2 ] && grep -q "is gone" /tmp/speaker2.log && pass "chip gone at run time: exit 2 with a message" \
+        || fail "chip gone at run time" "exit $rc $(grep -i gone /tmp/speaker2.log)"
+fi
+
+echo "HIL RESULT [$V] $P passed, $F failed"
