@@ -19,7 +19,13 @@ public final class SpeakerProcess: @unchecked Sendable {
     /// The speaker binary: `$AMBIENT_SPEAKER_BIN`, else `ambient-speaker` next to
     /// the running test/benchmark executable (SwiftPM puts them in one bin dir).
     public static func binaryPath() throws -> String {
-        if let env = getenv("AMBIENT_SPEAKER_BIN") { return String(cString: env) }
+        if let env = getenv("AMBIENT_SPEAKER_BIN") {
+            let path = String(cString: env)
+            guard access(path, X_OK) == 0 else {
+                throw TestSupportError("AMBIENT_SPEAKER_BIN", "\(path) is not an executable file (\(String(cString: strerror(errno))))")
+            }
+            return path
+        }
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard n > 0 else { throw TestSupportError("readlink(/proc/self/exe)", String(cString: strerror(errno))) }
@@ -35,8 +41,12 @@ public final class SpeakerProcess: @unchecked Sendable {
     }
 
     /// Writes a config (`extraConfig` members are merged in at the top level
-    /// as raw JSON text, e.g. `"volume":{"mode":"gpio-step"}`) and starts the speaker.
-    public init(brokerPort: UInt16, deviceID: String = "e2e", extraConfig: String = "", stateDirectory: String? = nil) throws {
+    /// as raw JSON text, e.g. `"volume":{"mode":"gpio-step"}`; `mqttConfig`
+    /// members inside `mqtt`, e.g. `"homeAssistant":{"enabled":false}`) and
+    /// starts the speaker. The temporary directory is removed on deinit
+    /// (a caller-supplied `stateDirectory` is left alone).
+    public init(brokerPort: UInt16, deviceID: String = "e2e", extraConfig: String = "", stateDirectory: String? = nil,
+                fadeMs: Int = 100, crossfadeMs: Int = 200, logLevel: String = "debug", mqttConfig: String = "") throws {
         var template = Array("/tmp/speaker-e2e-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
@@ -46,19 +56,20 @@ public final class SpeakerProcess: @unchecked Sendable {
         let state = stateDirectory ?? directory + "/state"
         var config = """
         {"device":{"id":"\(deviceID)"},"board":{"kind":"simulated","controlSocket":"\(directory)/control.sock"},
-         "audio":{"device":"file:'\(directory)/out.raw',raw","fadeMs":100,"crossfadeMs":200},
-         "mqtt":{"host":"127.0.0.1","port":\(brokerPort)},"stateDirectory":"\(state)"
+         "audio":{"device":"file:'\(directory)/out.raw',raw","fadeMs":\(fadeMs),"crossfadeMs":\(crossfadeMs)},
+         "mqtt":{"host":"127.0.0.1","port":\(brokerPort)\(mqttConfig.isEmpty ? "" : "," + mqttConfig)},"stateDirectory":"\(state)"
         """
         if !extraConfig.isEmpty { config += ",\n " + extraConfig }
         config += "}\n"
         try writeText(directory + "/config.json", config)
-        process = try ChildProcess(executable: try Self.binaryPath(), arguments: ["run", "--config", directory + "/config.json", "--log-level", "debug"],
+        process = try ChildProcess(executable: try Self.binaryPath(), arguments: ["run", "--config", directory + "/config.json", "--log-level", logLevel],
                                    logPath: directory + "/speaker.log")
     }
 
     deinit {
         process.send(SIGKILL)
         _ = process.waitForExit(timeout: 5)
+        _ = try? runShell("rm -rf '\(directory)'", logPath: "/dev/null")
     }
 
     /// Sends one line to the board's control socket and returns the reply line

@@ -144,6 +144,11 @@ public final class TestPeer: @unchecked Sendable {
     /// Every message received so far, oldest first.
     public var allMessages: [ReceivedMessage] { state.read { $0.messages } }
 
+    /// Waits up to `timeout` seconds until `check` over every message so far returns non-nil.
+    public func wait<R>(timeout: Double, until check: ([ReceivedMessage]) -> R?) -> R? {
+        state.wait(timeout: timeout) { s in check(s.messages) }
+    }
+
     /// Forgets every received message.
     public func clear() { state.update { $0.messages.removeAll() } }
 
