@@ -35,7 +35,7 @@ extension MQTTLink {
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
                 while loop == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
-                    loop = mosquitto_loop(mosq, 1000, 1)
+                    loop = serviceOnce(mosq)
                 }
             } else if !stopRequested.load(ordering: .acquiring) {
                 logger.debug("connect to \(settings.host):\(settings.port) failed: \(MQTTError.text(for: rc))")
@@ -54,6 +54,31 @@ extension MQTTLink {
             if waitReadable(wake.fd, milliseconds: delay) { wake.drain() }
         }
         finishNetwork(mosq)
+    }
+
+    /// One turn of the network loop, poll(2)-driven: waits up to a second for
+    /// the socket (readable, or writable when libmosquitto has output queued)
+    /// or the `wake` eventfd (a publish or `shutdown` from the main thread),
+    /// then lets libmosquitto read, write and keep the connection alive.
+    /// Replaces `mosquitto_loop`, whose select(2) aborts the process on a
+    /// descriptor numbered ≥ FD_SETSIZE (1024). Network thread only.
+    private func serviceOnce(_ mosq: OpaquePointer) -> Int32 {
+        let socket = mosquitto_socket(mosq)
+        guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
+        let wantsWrite = mosquitto_want_write(mosq)
+        var fds = [pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
+                   pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
+        if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
+        if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
+        if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            let rc = mosquitto_loop_read(mosq, 1)
+            if rc != .mosqSuccess { return rc }
+        }
+        if mosquitto_want_write(mosq) {
+            let rc = mosquitto_loop_write(mosq, 1)
+            if rc != .mosqSuccess { return rc }
+        }
+        return mosquitto_loop_misc(mosq)
     }
 
     /// CONNECT with this link's properties: the Session Expiry Interval on

@@ -172,6 +172,7 @@ public final class MQTTLink: @unchecked Sendable {
         switch rc {
         case .mosqSuccess:
             tracker.published(messageID: mid, qos: qos)
+            wake.signal() // the network thread polls; this makes it write now
             return .queued(messageID: mid)
         case Int32(MOSQ_ERR_NO_CONN.rawValue):
             return .notConnected

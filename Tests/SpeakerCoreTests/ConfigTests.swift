@@ -50,6 +50,8 @@ import SpeakerProtocol
         #expect(error(#"{"volume":{"stepp":0.1}}"#)?.hasPrefix("volume.stepp: unknown key") == true)
         #expect(error(#"{"colour":"red"}"#)?.hasPrefix("colour: unknown key") == true)
         #expect(error(#"{"inputs":{"encoder":{"c":"GPIO4"}}}"#)?.hasPrefix("inputs.encoder.c: unknown key") == true)
+        #expect(error(#"{"":1}"#)?.hasPrefix(#""": unknown key"#) == true, "an empty key is shown quoted")
+        #expect(error(#"{"mqtt":{"a.b":1}}"#)?.hasPrefix(#"mqtt."a.b": unknown key"#) == true)
     }
 
     @Test func brokenJSONSaysWhere() {

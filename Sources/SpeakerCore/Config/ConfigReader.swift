@@ -16,7 +16,11 @@ struct ConfigReader {
         self.members = members
     }
 
-    func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    /// `parent.key`; an empty or dotted key is quoted so the path stays readable.
+    func keyPath(_ key: String) -> String {
+        let shown = key.isEmpty || key.contains(".") ? JSONValue.string(key).jsonText : key
+        return path.isEmpty ? shown : "\(path).\(shown)"
+    }
 
     /// The raw member, or nil when absent. Marks it used.
     mutating func raw(_ key: String) -> JSONValue? {
