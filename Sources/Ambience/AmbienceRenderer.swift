@@ -160,13 +160,20 @@ public final class AmbienceRenderer: @unchecked Sendable {
         var done = 0
         while done < frames {
             let n = min(maxFrames, frames - done)
+            let dst = out + 2 * done
+            if let (source, gain) = steadySource() {
+                // Nothing ramps: one pass from the source's block to S16, no mix buffer.
+                source.render(into: voiceBuffer, frames: n)
+                SampleConversion.convert(voiceBuffer, gain: gain, into: dst, count: 2 * n)
+                done += n
+                continue
+            }
             let chunk = renderChunk(frames: n)
             if chunk.fadeOutCompleted { outcome.fadeOutCompleted = true }
-            let dst = out + 2 * done
             if chunk.isSilent && !chunk.fadeOutCompleted {
                 dst.update(repeating: 0, count: 2 * n)
             } else {
-                for i in 0..<(2 * n) { dst[i] = Self.toInt16(mixBuffer[i]) }
+                SampleConversion.convert(mixBuffer, gain: 1, into: dst, count: 2 * n)
             }
             done += n
         }
@@ -193,13 +200,19 @@ public final class AmbienceRenderer: @unchecked Sendable {
         return outcome
     }
 
-    /// Float → S16 with rounding; clamps to ±32767 and maps NaN to 0.
-    @inline(__always)
-    static func toInt16(_ x: Float) -> Int16 {
-        let v = x * 32767
-        if v.isNaN { return 0 }
-        let c = min(max(v, -32767), 32767)
-        return Int16(c + (c >= 0 ? 0.5 : -0.5))
+    /// The steady state, when the output is just `gain` × one source: exactly
+    /// one voice, at full crossfade gain, audible, with no transport fade and no
+    /// volume ramp in progress. Then `render` skips the mix buffer; the samples
+    /// are the same as the general path's (x·1 + 0 = x, then one multiply).
+    private func steadySource() -> (SoundSource, Float)? {
+        guard fadeRemaining == 0, volumeRemaining == 0, fadePosition > 0 else { return nil }
+        var found: SoundSource?
+        for v in 0..<Self.voiceCount where voices[v].source != nil {
+            guard found == nil, voices[v].theta >= 1, voices[v].target >= 1 else { return nil }
+            found = voices[v].source
+        }
+        guard let found else { return nil }
+        return (found, Self.smoothstep(fadePosition) * volume)
     }
 
     /// Renders `n ≤ maxFrames` frames into `mixBuffer`.
@@ -209,10 +222,13 @@ public final class AmbienceRenderer: @unchecked Sendable {
             mixBuffer.update(repeating: 0, count: samples)
             return (true, false)
         }
-        mixBuffer.update(repeating: 0, count: samples)
+        // The first voice stores into the mix buffer, later ones add to it.
+        var mixed = false
         for v in 0..<Self.voiceCount where voices[v].source != nil {
-            mixVoice(v, frames: n)
+            mixVoice(v, frames: n, accumulate: mixed)
+            mixed = true
         }
+        if !mixed { mixBuffer.update(repeating: 0, count: samples) }
         applyMaster(frames: n)
         let completed = isSilent
         if completed {
@@ -222,15 +238,21 @@ public final class AmbienceRenderer: @unchecked Sendable {
         return (false, false)
     }
 
-    /// Renders voice `v` and adds it into `mixBuffer` with its crossfade gain.
-    private func mixVoice(_ v: Int, frames n: Int) {
+    /// Renders voice `v` and stores (`accumulate` false) or adds it into
+    /// `mixBuffer` with its crossfade gain.
+    private func mixVoice(_ v: Int, frames n: Int, accumulate: Bool) {
         guard let source = voices[v].source else { return }
         source.render(into: voiceBuffer, frames: n)
         var voice = voices[v]
         if voice.theta == voice.target {
             let g = Self.equalPower(voice.theta)
-            for i in 0..<(2 * n) { mixBuffer[i] += voiceBuffer[i] * g }
+            if accumulate {
+                for i in 0..<(2 * n) { mixBuffer[i] += voiceBuffer[i] * g }
+            } else {
+                SampleConversion.scale(voiceBuffer, by: g, into: mixBuffer, count: 2 * n)
+            }
         } else {
+            if !accumulate { mixBuffer.update(repeating: 0, count: 2 * n) }
             for i in 0..<n {
                 if voice.theta < voice.target {
                     voice.theta = min(voice.target, voice.theta + voice.step)

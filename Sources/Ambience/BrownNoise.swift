@@ -19,10 +19,15 @@ public final class BrownNoise: SoundSource, @unchecked Sendable {
 
     /// See `SoundSource.render`. Audio thread; real-time safe.
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+        // State in locals for the loop: stores through `buffer` might alias
+        // `self`, so fields would be reloaded and stored back every sample.
+        var l = left, r = right
         for i in 0..<frames {
-            buffer[2 * i] = left.next()
-            buffer[2 * i + 1] = right.next()
+            buffer[2 * i] = l.next()
+            buffer[2 * i + 1] = r.next()
         }
+        left = l
+        right = r
     }
 }
 

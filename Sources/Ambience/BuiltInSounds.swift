@@ -15,6 +15,7 @@ public struct BuiltInSound: Sendable, Equatable {
         case "pink": return seed.map { PinkNoise(seed: $0) } ?? PinkNoise()
         case "brown": return seed.map { BrownNoise(sampleRate: sampleRate, seed: $0) } ?? BrownNoise(sampleRate: sampleRate)
         case "rain": return seed.map { RainSound(sampleRate: sampleRate, seed: $0) } ?? RainSound(sampleRate: sampleRate)
+        case "surf": return seed.map { SurfSound(sampleRate: sampleRate, seed: $0) } ?? SurfSound(sampleRate: sampleRate)
         default: return seed.map { WhiteNoise(seed: $0) } ?? WhiteNoise()
         }
     }
@@ -22,12 +23,13 @@ public struct BuiltInSound: Sendable, Equatable {
 
 /// The catalog of built-in sounds, in catalog order. Any thread.
 public enum BuiltInSounds {
-    /// white, pink, brown, rain — in that order.
+    /// white, pink, brown, rain, surf — in that order.
     public static let all: [BuiltInSound] = [
         BuiltInSound(id: "white", name: "White noise", summary: "Flat hiss across all frequencies"),
         BuiltInSound(id: "pink", name: "Pink noise", summary: "Softer, balanced noise falling 3 dB per octave"),
         BuiltInSound(id: "brown", name: "Brown noise", summary: "Deep rumble falling 6 dB per octave"),
         BuiltInSound(id: "rain", name: "Rain", summary: "Steady rainfall with scattered droplets"),
+        BuiltInSound(id: "surf", name: "Surf", summary: "Waves slowly swelling and drawing back on a shore"),
     ]
 
     /// The built-in sound with `id`, or nil.

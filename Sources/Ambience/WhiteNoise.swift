@@ -17,9 +17,15 @@ public final class WhiteNoise: SoundSource, @unchecked Sendable {
 
     /// See `SoundSource.render`. Audio thread; real-time safe.
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+        // State in locals for the loop: stores through `buffer` might alias
+        // `self`, so fields would be reloaded and stored back every sample.
+        var l = left, r = right
+        let a = amplitude
         for i in 0..<frames {
-            buffer[2 * i] = left.nextBipolar() * amplitude
-            buffer[2 * i + 1] = right.nextBipolar() * amplitude
+            buffer[2 * i] = l.nextBipolar() * a
+            buffer[2 * i + 1] = r.nextBipolar() * a
         }
+        left = l
+        right = r
     }
 }

@@ -55,13 +55,13 @@ public final class FileSound: SoundSource, @unchecked Sendable {
     public var starvedFrames: Int { stream?.starvedFrames.load(ordering: .relaxed) ?? 0 }
 
     /// Copies the next frames from the ring (streamed) or decodes them
-    /// (direct), scaled by `headroom`. Streamed: real-time safe; when the ring
+    /// (direct), scaled by `headroom` in the same pass. Streamed: real-time safe; when the ring
     /// runs low it wakes the read-ahead thread (one eventfd write).
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
         if let direct {
-            direct.produce(into: buffer, frames: frames)
+            direct.produce(into: buffer, frames: frames, gain: Self.headroom)
         } else if let stream {
-            let got = stream.ring.read(into: buffer, frames: frames)
+            let got = stream.ring.read(into: buffer, frames: frames, gain: Self.headroom)
             if got < frames {
                 (buffer + 2 * got).update(repeating: 0, count: 2 * (frames - got))
                 stream.starvedFrames.add(frames - got, ordering: .relaxed)
@@ -71,6 +71,5 @@ public final class FileSound: SoundSource, @unchecked Sendable {
                 streamer?.requestFill()
             }
         }
-        for i in 0..<(2 * frames) { buffer[i] *= Self.headroom }
     }
 }

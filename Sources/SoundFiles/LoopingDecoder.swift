@@ -1,3 +1,4 @@
+import Ambience
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +23,8 @@ final class LoopingDecoder {
     let outputRate: Int
     /// Frames (at the file rate) of the tail→head crossfade.
     let crossfadeFrames: Int
+    /// cos and sin of the crossfade's per-frame angle step, π / (2 · crossfadeFrames).
+    private let stepCos: Double, stepSin: Double
     /// Short reads (decoding errors) so far; their frames are played as silence.
     private(set) var readErrors = 0
     /// Total file frames decoded (for tests and measurements).
@@ -45,6 +48,8 @@ final class LoopingDecoder {
         self.reader = reader
         self.outputRate = outputRate
         crossfadeFrames = max(1, min(Int(maxCrossfadeSeconds * Double(reader.sampleRate)), reader.frames / 4))
+        stepCos = cos(Double.pi / 2 / Double(crossfadeFrames))
+        stepSin = sin(Double.pi / 2 / Double(crossfadeFrames))
         resampler = reader.sampleRate == outputRate ? nil
             : try StreamResampler(from: reader.sampleRate, to: outputRate, path: path)
         head = .allocate(capacity: 2 * crossfadeFrames)
@@ -68,27 +73,28 @@ final class LoopingDecoder {
         resampled.deallocate()
     }
 
-    /// Writes exactly `frames` stereo interleaved frames of the endless stream to `out`.
-    func produce(into out: UnsafeMutablePointer<Float>, frames: Int) {
+    /// Writes exactly `frames` stereo interleaved frames of the endless stream,
+    /// multiplied by `gain`, to `out` (one pass: the copy does the scaling).
+    func produce(into out: UnsafeMutablePointer<Float>, frames: Int, gain: Float = 1) {
         var done = 0
         while done < frames {
             if resampledStart == resampledEnd { refill() }
             let n = min(frames - done, resampledEnd - resampledStart)
-            (out + 2 * done).update(from: resampled + 2 * resampledStart, count: 2 * n)
+            SampleConversion.scale(resampled + 2 * resampledStart, by: gain, into: out + 2 * done, count: 2 * n)
             resampledStart += n
             done += n
         }
     }
 
-    /// Decodes the next file-rate chunk of the loop and resamples it into `resampled`.
+    /// Decodes the next file-rate chunk of the loop and resamples it into
+    /// `resampled` (without a resampler, decodes straight into it).
     private func refill() {
-        let n = nextLoopChunk()
         resampledStart = 0
         guard let resampler else {
-            resampled.update(from: fileChunk, count: 2 * n)
-            resampledEnd = n
+            resampledEnd = nextLoopChunk(into: resampled)
             return
         }
+        let n = nextLoopChunk(into: fileChunk)
         var consumed = 0
         resampledEnd = 0
         while consumed < n && resampledEnd < resampledCapacity {
@@ -100,12 +106,13 @@ final class LoopingDecoder {
         }
     }
 
-    /// Fills `fileChunk` with the next frames of the loop (file rate); returns how many.
-    private func nextLoopChunk() -> Int {
+    /// Fills `chunk` (room for `chunkFrames`) with the next frames of the loop
+    /// (file rate); returns how many.
+    private func nextLoopChunk(into chunk: UnsafeMutablePointer<Float>) -> Int {
         let fadeStart = reader.frames - crossfadeFrames
         if position < fadeStart {
             let n = min(chunkFrames, fadeStart - position)
-            read(into: fileChunk, count: n)
+            read(into: chunk, count: n)
             position += n
             return n
         }
@@ -113,13 +120,18 @@ final class LoopingDecoder {
         let offset = position - fadeStart
         let n = min(chunkFrames, crossfadeFrames - offset)
         read(into: tailChunk, count: n)
+        // Gains cos t, sin t at t = (frame + 0.5) / X · π/2: exact at the chunk's
+        // first frame, then a phasor rotated by π/(2X) per frame (two trig calls
+        // per chunk instead of two per frame; drift over a chunk is ~1e-13).
         let x = Double(crossfadeFrames)
+        let t0 = (Double(offset) + 0.5) / x * (Double.pi / 2)
+        var c = cos(t0), s = sin(t0)
+        let tail = UnsafePointer(tailChunk), headFrames = UnsafePointer(head + 2 * offset)
         for i in 0..<n {
-            let t = (Double(offset + i) + 0.5) / x * (Double.pi / 2)
-            let gOut = Float(cos(t)), gIn = Float(sin(t))
-            let h = 2 * (offset + i)
-            fileChunk[2 * i] = tailChunk[2 * i] * gOut + head[h] * gIn
-            fileChunk[2 * i + 1] = tailChunk[2 * i + 1] * gOut + head[h + 1] * gIn
+            let gOut = Float(c), gIn = Float(s)
+            chunk[2 * i] = tail[2 * i] * gOut + headFrames[2 * i] * gIn
+            chunk[2 * i + 1] = tail[2 * i + 1] * gOut + headFrames[2 * i + 1] * gIn
+            (c, s) = (c * stepCos - s * stepSin, s * stepCos + c * stepSin)
         }
         position += n
         if position >= reader.frames {

@@ -1,3 +1,4 @@
+import Ambience
 import Synchronization
 
 /// A single-producer / single-consumer ring of stereo float frames: the
@@ -47,16 +48,16 @@ final class SampleRing: @unchecked Sendable {
         tail.store(t &+ n, ordering: .releasing)
     }
 
-    /// Consumer: copies up to `frames` frames to `out`; returns how many.
-    /// Real-time safe.
-    func read(into out: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+    /// Consumer: copies up to `frames` frames to `out`, multiplied by `gain`
+    /// (the copy does the scaling); returns how many. Real-time safe.
+    func read(into out: UnsafeMutablePointer<Float>, frames: Int, gain: Float = 1) -> Int {
         let h = head.load(ordering: .relaxed)
         let n = min(frames, tail.load(ordering: .acquiring) &- h)
         guard n > 0 else { return 0 }
         let start = h & mask
         let first = min(n, capacity - start)
-        out.update(from: storage + 2 * start, count: 2 * first)
-        if n > first { (out + 2 * first).update(from: storage, count: 2 * (n - first)) }
+        SampleConversion.scale(storage + 2 * start, by: gain, into: out, count: 2 * first)
+        if n > first { SampleConversion.scale(storage, by: gain, into: out + 2 * first, count: 2 * (n - first)) }
         head.store(h &+ n, ordering: .releasing)
         return n
     }

@@ -60,7 +60,7 @@ import Ambience
     }
 
     @Test func catalogOrderAndSeedsAreReproducible() {
-        #expect(BuiltInSounds.all.map(\.id) == ["white", "pink", "brown", "rain"])
+        #expect(BuiltInSounds.all.map(\.id) == ["white", "pink", "brown", "rain", "surf"])
         let a = Spectrum.render(PinkNoise(seed: 7), frames: 256)
         let b = Spectrum.render(PinkNoise(seed: 7), frames: 256)
         let c = Spectrum.render(PinkNoise(seed: 8), frames: 256)
