@@ -6,7 +6,7 @@ import Ambience
 /// thread) in 1024-frame periods like the player. Runs on the calling thread.
 struct RenderThroughput {
     /// The built-in sounds to measure (`render_realtime_factor_<id>`).
-    var soundIDs = ["pink", "brown", "rain"]
+    var soundIDs = ["pink", "brown", "rain", "surf"]
     /// Seconds of audio rendered per sound (after a one-second warm-up).
     var seconds = 60.0
     /// Output rate.
