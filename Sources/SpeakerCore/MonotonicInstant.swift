@@ -31,5 +31,9 @@ public struct MonotonicInstant: Comparable, Hashable, Sendable, CustomStringConv
 
     public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.nanoseconds < b.nanoseconds }
 
-    public var description: String { "\(nanoseconds / 1_000_000).\(nanoseconds % 1_000_000 / 1000)ms" }
+    /// Milliseconds with microseconds, e.g. `6532.006ms`.
+    public var description: String {
+        let micros = String(nanoseconds % 1_000_000 / 1000)
+        return "\(nanoseconds / 1_000_000).\(String(repeating: "0", count: 3 - micros.count))\(micros)ms"
+    }
 }

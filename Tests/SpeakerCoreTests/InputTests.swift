@@ -49,6 +49,11 @@ import SpeakerProtocol
         #expect(s.advance(to: .milliseconds(450)) == [.press])
     }
 
+    @Test func instantsPrintMillisecondsWithPaddedMicroseconds() {
+        #expect(MonotonicInstant(nanoseconds: 6_532_006_000).description == "6532.006ms")
+        #expect(MonotonicInstant(nanoseconds: 1_000_123_456).description == "1000.123ms")
+    }
+
     @Test func zeroDebounceAcceptsEdgesAtOnce() {
         var d = ButtonDecoder(timing: .init(debounceMs: 0, longPressMs: 800, doublePressMs: 0))
         #expect(d.edge(isActive: true, at: .milliseconds(1)).isEmpty)
