@@ -71,34 +71,7 @@ final class Daemon {
     /// Sends one line to the board's control socket; returns the reply line.
     /// Waits up to `timeout` s for the socket to appear (the speaker is starting).
     func control(_ line: String, timeout: Double = 15) throws -> String {
-        let deadline = Monotonic.nanoseconds() + UInt64(timeout * 1e9)
-        while true {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw DaemonTestError("socket") }
-            defer { close(fd) }
-            var address = Files.unixAddress(controlSocket)
-            let rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            if rc != 0 {
-                guard Monotonic.nanoseconds() < deadline, errno == ENOENT || errno == ECONNREFUSED else {
-                    throw DaemonTestError("connect(\(controlSocket))")
-                }
-                Files.pause(milliseconds: 20)
-                continue
-            }
-            let request = Array((line + "\n").utf8)
-            _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            var reply: [UInt8] = []
-            var byte: UInt8 = 0
-            while reply.count < 4096 {
-                var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&entry, 1, Int32(timeout * 1000)) == 1, read(fd, &byte, 1) == 1 else { break }
-                if byte == UInt8(ascii: "\n") { break }
-                reply.append(byte)
-            }
-            return String(decoding: reply, as: UTF8.self)
-        }
+        try ControlSocket.send(line, to: controlSocket, timeout: timeout)
     }
 
     /// Whether any stereo frame in the pcm file so far is not silent, and how many bytes it holds.
