@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// The alsa-mixer volume: the level↔dB map (pure), and the adapter's failure
-/// path against real alsa-lib. Driving a real element needs a sound card
-/// (the HIL VM's snd-dummy: scripts/hil-alsa-mixer-scenario, not yet run).
+/// path against real alsa-lib. Driving a real element needs a sound card:
+/// the HIL suite does it on snd-dummy's "Master" (Tests/HIL/guest/mixer.sh).
 @Suite struct MixerTests {
     @Test func levelsMapToDBOnTheSoftwareCurveAndBack() {
         let map = MixerLevelMap(minDB: -102.4, maxDB: 0)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # HIL scenarios, run inside the VM by /init against real drivers: gpio-sim
-# chips (two banks: the header's GPIO0..31 on the *second* chip, as on a Pi 5)
-# and snd-aloop. Prints "HIL PASS|FAIL [variant] name" per check, then
+# chips (two banks: the header's GPIO0..31 on the *second* chip, as on a Pi 5),
+# snd-aloop and snd-dummy's mixer. Prints "HIL PASS|FAIL [variant] name" per check, then
 # "HIL RESULT [variant] N passed, N failed".
 V=$(cat /hil/variant)
 P=0; F=0
@@ -128,7 +128,10 @@ chgrp gpio /dev/gpiochip*; chmod 660 /dev/gpiochip*
 expect_refusal "no permission names the group (exit 2)" 2 'belongs to group "gpio"' /hil/perm.json /hil/as-speaker
 chgrp root /dev/gpiochip*; chmod 600 /dev/gpiochip*
 
-# --- 4. gpio-step: pulses on the amp's UP/DOWN outputs --------------------------
+# --- 4. alsa-mixer: the level drives snd-dummy's Master element (mixer.sh) -------
+. /hil/mixer.sh
+
+# --- 5. gpio-step: pulses on the amp's UP/DOWN outputs --------------------------
 if start_speaker /hil/step.json /tmp/speaker2.log; then pass "gpio-step speaker comes online"; else fail "gpio-step speaker comes online" "not online"; fi
 wait_for device '"control":"relative"' 5 && ! retained device | grep -q '"level"' && ! retained session | grep -q '"level"' \
     && pass "device publishes control relative and no level" || fail "control relative, no level" "$(retained device)"
@@ -155,7 +158,7 @@ mosquitto_pub $MQ -t "$T/command" -q 1 -m '{"id":"h2","action":"setVolume","leve
 sleep 0.5
 grep -q 'h2.*unsupported' /tmp/mqtt.log && pass "setVolume is unsupported" || fail "setVolume unsupported" "$(grep h2 /tmp/mqtt.log)"
 
-# --- 5. the chip goes away while running ----------------------------------------
+# --- 6. the chip goes away while running ----------------------------------------
 echo 0 > $G/live
 n=0; while kill -0 $SPK 2>/dev/null && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
 if kill -0 $SPK 2>/dev/null; then fail "chip gone at run time exits 2" "still running"; kill -9 $SPK; wait $SPK
