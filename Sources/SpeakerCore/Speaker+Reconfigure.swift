@@ -4,6 +4,13 @@ import SpeakerProtocol
 /// speaker runs are applied at once; every other change is reported and the
 /// running value kept until a restart (devices, lines, the broker and the
 /// topic root are opened once at start).
+///
+/// When a reload changes what Home Assistant discovery describes (the
+/// device name, the volume number's `max`/`step`, discovery switched on or
+/// off), the discovery config is re-sent at once — or its empty retained
+/// payload, which removes the device, when discovery was switched off.
+/// `mqtt.homeAssistant.prefix` stays restart-only: it names the status topic
+/// the MQTT link subscribes to at start.
 extension Speaker {
     /// Key paths applied live on `.reconfigure`.
     public static let liveKeys: Set<String> = [
@@ -11,6 +18,7 @@ extension Speaker {
         "volume.step", "volume.maxLevel", "volume.initialLevel",
         "audio.fadeMs", "audio.crossfadeMs",
         "session.idleTimeoutSeconds", "session.resumeOnBoot",
+        "mqtt.homeAssistant.enabled",
     ]
 
     /// The key paths (`volume.step`, `mqtt.tls`) whose resolved values differ
@@ -32,7 +40,8 @@ extension Speaker {
     }
 
     /// Applies the live keys of `new`, keeps the running values of the rest,
-    /// and logs which was which. A lower `volume.maxLevel` clamps the level now.
+    /// and logs which was which. A lower `volume.maxLevel` clamps the level
+    /// now; a change that Home Assistant discovery shows re-sends it.
     mutating func reconfigure(to new: SpeakerConfig, at now: MonotonicInstant) {
         let changed = Self.changedKeys(from: config, to: new)
         guard !changed.isEmpty else {
@@ -41,6 +50,7 @@ extension Speaker {
         }
         let live = changed.filter { Self.liveKeys.contains($0) }
         let kept = changed.filter { !Self.liveKeys.contains($0) }
+        let discoveryBefore = homeAssistantDiscovery
         config.device.name = new.device.name
         config.volume.step = new.volume.step
         config.volume.maxLevel = new.volume.maxLevel
@@ -49,6 +59,7 @@ extension Speaker {
         config.audio.crossfadeMs = new.audio.crossfadeMs
         config.session.idleTimeoutSeconds = new.session.idleTimeoutSeconds
         config.session.resumeOnBoot = new.session.resumeOnBoot
+        config.mqtt.homeAssistant.enabled = new.mqtt.homeAssistant.enabled
         if case .absolute(let level) = state.volume, level > config.volume.maxLevel {
             _ = setVolume(level)  // clamps to the new maximum
         }
@@ -58,6 +69,11 @@ extension Speaker {
         if !kept.isEmpty {
             effects.append(.log(.warning, "configuration reloaded: \(kept.joined(separator: ", ")) changed but cannot change "
                                 + "while running; keeping the running values until a restart"))
+        }
+        // Offline, the next connect sends the new config with everything else.
+        let discovery = homeAssistantDiscovery
+        if discovery != discoveryBefore && state.mqttConnected {
+            effects.append(.publish(discovery.publication))
         }
     }
 }

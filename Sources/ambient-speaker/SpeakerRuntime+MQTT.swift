@@ -7,7 +7,7 @@ extension SpeakerRuntime {
     /// Settings from the config: the stable client id, credentials (the
     /// password read from `passwordFile`, first line, never logged), TLS,
     /// the will, and the subscriptions (`command`, plus Home Assistant's
-    /// status topic when discovery is on).
+    /// status topic — even with discovery off, since a reload can turn it on).
     static func makeMQTT(config: SpeakerConfig, logger: Logger) throws -> MQTTLink {
         let root = config.topicRoot
         var password: String?
@@ -23,8 +23,7 @@ extension SpeakerRuntime {
             keepaliveSeconds: config.mqtt.keepaliveSeconds, username: config.mqtt.username, password: password,
             tls: config.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
             will: MQTTWill(topic: "\(root)/availability", payload: Array("offline".utf8), qos: 1, retain: true),
-            subscriptions: ["\(root)/command"]
-                + (config.mqtt.homeAssistant.enabled ? [HomeAssistantDiscovery.statusTopic(config)] : []))
+            subscriptions: ["\(root)/command", HomeAssistantDiscovery.statusTopic(config)])
         return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
     }
 
@@ -63,7 +62,7 @@ extension SpeakerRuntime {
             case .message(let m) where m.topic == commandTopic:
                 dispatch(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                   correlationData: m.correlationData), at: now()))
-            case .message(let m) where m.topic == homeAssistantStatus && config.mqtt.homeAssistant.enabled:
+            case .message(let m) where m.topic == homeAssistantStatus && speaker.config.mqtt.homeAssistant.enabled:
                 // Home Assistant (re)started: it asks every device to announce itself again.
                 if m.payload == Array("online".utf8) {
                     logger.info("Home Assistant is online; re-sending discovery")

@@ -82,6 +82,53 @@ import Testing
         #expect(removal.payload.isEmpty && removal.retain)
         #expect(HomeAssistantDiscovery.statusTopic(h.speaker.config) == "ha/status")
     }
+
+    @Test func aReloadThatChangesWhatDiscoveryDescribesResendsIt() throws {
+        var h = Harness()
+        h.send(.start(at: h.now))
+        h.send(.mqttConnected(at: h.now))
+        let topic = "homeassistant/device/kitchen/config"
+        var new = h.speaker.config
+        new.audio.fadeMs = 123
+        #expect(!h.send(.reconfigure(new, at: h.now)).topics.contains(topic), "a reload that discovery does not show sends nothing")
+        new.device.name = "Bedroom"
+        new.volume.maxLevel = 0.8
+        let fx = h.send(.reconfigure(new, at: h.now))
+        let sent = try #require(fx.publications.first { $0.topic == topic }, "\(fx.topics)")
+        #expect(sent.retain && sent.qos == 1)
+        let parsed = try JSONParser().parse(sent.payload)
+        #expect(parsed["device"]?["name"] == .string("Bedroom"))
+        #expect(parsed["components"]?["volume"]?["max"] == .number(0.8))
+        #expect(parsed == h.speaker.homeAssistantDiscovery.payload)
+        #expect(fx.lastPublished("device")?["name"] == .string("Bedroom"))
+    }
+
+    @Test func aReloadThatSwitchesDiscoveryOffRemovesItAndOnSendsIt() throws {
+        var h = Harness()
+        h.send(.start(at: h.now))
+        h.send(.mqttConnected(at: h.now))
+        let topic = "homeassistant/device/kitchen/config"
+        var new = h.speaker.config
+        new.mqtt.homeAssistant.enabled = false
+        var fx = h.send(.reconfigure(new, at: h.now))
+        let removal = try #require(fx.publications.first { $0.topic == topic }, "\(fx.topics)")
+        #expect(removal.payload.isEmpty && removal.retain, "an empty retained config removes the device")
+        #expect(fx.publications.filter { $0.topic == topic }.count == 1)
+        #expect(h.speaker.config.mqtt.homeAssistant.enabled == false)
+        let logs = fx.compactMap { if case .log(_, let m) = $0 { m } else { nil } }
+        #expect(logs.contains { $0.contains("applied mqtt.homeAssistant.enabled") }, "\(logs)")
+        // Switched on again while the broker is away: nothing now, the full config on the next connect.
+        h.send(.mqttDisconnected(at: h.now))
+        new.mqtt.homeAssistant.enabled = true
+        #expect(!h.send(.reconfigure(new, at: h.now)).topics.contains(topic))
+        fx = h.send(.mqttConnected(at: h.now))
+        let back = try #require(fx.publications.first { $0.topic == topic })
+        #expect(try JSONParser().parse(back.payload)["components"]?["play"]?["platform"] == .string("button"))
+        // The prefix names the subscribed status topic: restart-only, kept.
+        new.mqtt.homeAssistant.prefix = "ha"
+        fx = h.send(.reconfigure(new, at: h.now))
+        #expect(h.speaker.homeAssistantDiscovery.topic == topic && !fx.topics.contains { $0.hasPrefix("ha/") })
+    }
 }
 
 extension String {
