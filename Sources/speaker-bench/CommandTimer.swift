@@ -3,10 +3,11 @@ import TestSupport
 
 /// Times MQTT round trips through a `TestPeer`: from just before the publish
 /// call to the peer's receive callback for the awaited message (both on
-/// CLOCK_MONOTONIC). Commands go to `<root>/command` with QoS 1; after the
-/// awaited `session` the timer also waits for the command's `command/result`
-/// before the next command, so commands never queue up behind each other.
-/// A wait that times out is counted, not sampled. Owning thread only.
+/// CLOCK_MONOTONIC). Commands go to `<root>/command` with QoS 1; each is
+/// timed twice, to the `session` that shows its change and to its
+/// `command/result` (matched by id), and the next command is sent only after
+/// both, so commands never queue up behind each other. A wait that times
+/// out is counted, not sampled. Owning thread only.
 final class CommandTimer {
     private let peer: TestPeer
     private let root: String
@@ -50,42 +51,64 @@ final class CommandTimer {
         return samples
     }
 
+    /// Samples of one kind of command: publish → matching `session`, and
+    /// publish → its `command/result`.
+    struct CommandSamples {
+        /// Publish to the `session` that shows the change.
+        var session = LatencySamples()
+        /// Publish to the `command/result` with the command's id.
+        var result = LatencySamples()
+
+        /// Adds one command's two timings (a nil one counts as a timeout).
+        mutating func add(_ timing: CommandTiming) {
+            if let ns = timing.session { session.add(ns) } else { session.timeouts += 1 }
+            if let ns = timing.result { result.add(ns) } else { result.timeouts += 1 }
+        }
+
+        /// Adds every sample and timeout of `other`.
+        mutating func merge(_ other: CommandSamples) {
+            session.merge(other.session)
+            result.merge(other.result)
+        }
+    }
+
+    /// One command's timings in nanoseconds; nil where the wait timed out.
+    struct CommandTiming {
+        var session: UInt64?
+        var result: UInt64?
+    }
+
     /// `count` `setVolume` commands alternating 0.3 / 0.6, each timed to the
-    /// session whose device level matches.
-    func volumeCommands(_ count: Int) -> LatencySamples {
-        var samples = LatencySamples()
+    /// session whose device level matches and to its result.
+    func volumeCommands(_ count: Int) -> CommandSamples {
+        var samples = CommandSamples()
         for i in 0..<count {
             let level = i % 2 == 0 ? 0.3 : 0.6
-            let latency = time(action: "setVolume", id: "b\(i)", extra: ",\"level\":\(level)") { session in
+            samples.add(time(action: "setVolume", id: "b\(i)", extra: ",\"level\":\(level)") { session in
                 session.volumeLevel.map { abs($0 - level) < 1e-6 } ?? false
-            }
-            if let latency { samples.add(latency) } else { samples.timeouts += 1 }
+            })
         }
         return samples
     }
 
     /// `count` commands alternating `pause` / `play`, each timed to the
-    /// session whose `isPlaying` matches; the two kinds are sampled apart.
-    func transportCommands(_ count: Int) -> (play: LatencySamples, pause: LatencySamples) {
-        var play = LatencySamples()
-        var pause = LatencySamples()
+    /// session whose `isPlaying` matches and to its result; the two kinds are
+    /// sampled apart.
+    func transportCommands(_ count: Int) -> (play: CommandSamples, pause: CommandSamples) {
+        var play = CommandSamples()
+        var pause = CommandSamples()
         for i in 0..<count {
             let playing = i % 2 == 1
-            let latency = time(action: playing ? "play" : "pause", id: "p\(i)") { $0.isPlaying == playing }
-            switch (latency, playing) {
-            case (let ns?, true): play.add(ns)
-            case (let ns?, false): pause.add(ns)
-            case (nil, true): play.timeouts += 1
-            case (nil, false): pause.timeouts += 1
-            }
+            let timing = time(action: playing ? "play" : "pause", id: "p\(i)") { $0.isPlaying == playing }
+            if playing { play.add(timing) } else { pause.add(timing) }
         }
         return (play, pause)
     }
 
     /// Publishes `{"id":id,"action":action<extra>}` and returns the
-    /// nanoseconds until a `session` satisfying `expected` arrived, or nil on
-    /// timeout. Then waits (untimed) for the command's result.
-    func time(action: String, id: String, extra: String = "", expecting expected: (SessionFields) -> Bool) -> UInt64? {
+    /// nanoseconds until a `session` satisfying `expected` arrived and until
+    /// the `command/result` with this id arrived (nil where a wait timed out).
+    func time(action: String, id: String, extra: String = "", expecting expected: (SessionFields) -> Bool) -> CommandTiming {
         peer.clear()
         let payload = "{\"id\":\"\(id)\",\"action\":\"\(action)\"\(extra)}"
         let sent = MonotonicClock.now()
@@ -93,7 +116,7 @@ final class CommandTimer {
             try peer.publish(topic: "\(root)/command", string: payload, qos: 1)
         } catch {
             report.note("publish \(payload): \(error)")
-            return nil
+            return CommandTiming()
         }
         let session = peer.waitForMessage(topic: "\(root)/session", timeout: timeout) { expected(SessionFields($0.payload)) }
         let quotedID = "\"\(id)\""
@@ -105,6 +128,8 @@ final class CommandTimer {
             report.note("command \(payload) → \(result.payloadString)")
         }
         if session == nil { report.note("command \(payload): no matching session within \(timeout) s") }
-        return session.map { $0.receivedAtNanoseconds &- sent }
+        if result == nil { report.note("command \(payload): no result within \(timeout) s") }
+        return CommandTiming(session: session.map { $0.receivedAtNanoseconds &- sent },
+                             result: result.map { $0.receivedAtNanoseconds &- sent })
     }
 }

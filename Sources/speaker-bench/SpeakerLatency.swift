@@ -12,6 +12,9 @@ import TestSupport
 /// - `command_to_session_latency_p50_ms` / `_p99_ms`: `setVolume`, while playing;
 /// - `command_to_session_latency_play_pause_p50_ms` / `_p99_ms`, and the
 ///   `_play_` / `_pause_` halves;
+/// - `command_to_result_latency_p50_ms` / `_p99_ms` (`setVolume`) and
+///   `command_to_result_latency_play_pause_p50_ms` / `_p99_ms`: publish to
+///   the `command/result` with the command's id, from the same commands;
 /// - `rss_playing_kb`: the speaker's peak `VmRSS` over one second of playing.
 ///
 /// Runs on the calling thread (the peer has its own network thread).
@@ -71,24 +74,42 @@ struct SpeakerLatency {
         }
         report.note("first session (retained: \(first.retain)): \(first.payloadString.prefix(120))…")
 
-        timer.brokerRoundTrips(echoes).report("broker_roundtrip", to: report)
+        let floor = timer.brokerRoundTrips(echoes)
+        floor.report("broker_roundtrip", to: report)
 
         if SessionFields(first.payload).isPlaying != true {
-            guard timer.time(action: "play", id: "start", expecting: { $0.isPlaying == true }) != nil else {
+            guard timer.time(action: "play", id: "start", expecting: { $0.isPlaying == true }).session != nil else {
                 throw BenchError("the speaker did not start playing; its log:\n" + directory.tail("speaker.log"))
             }
         }
-        timer.volumeCommands(volumeCommands).report("command_to_session_latency", to: report)
+        let volume = timer.volumeCommands(volumeCommands)
+        volume.session.report("command_to_session_latency", to: report)
+        volume.result.report("command_to_result_latency", to: report)
         residentMemory(of: speaker, report: report)
 
         let (play, pause) = timer.transportCommands(transportCommands)
         var both = play
         both.merge(pause)
-        both.report("command_to_session_latency_play_pause", to: report)
-        play.report("command_to_session_latency_play", to: report)
-        pause.report("command_to_session_latency_pause", to: report)
+        both.session.report("command_to_session_latency_play_pause", to: report)
+        play.session.report("command_to_session_latency_play", to: report)
+        pause.session.report("command_to_session_latency_pause", to: report)
+        both.result.report("command_to_result_latency_play_pause", to: report)
+        play.result.report("command_to_result_latency_play", to: report)
+        pause.result.report("command_to_result_latency_pause", to: report)
+        compare([("setVolume", volume.result), ("play/pause", both.result)], with: floor, report: report)
         if timer.rejected > 0 {
             report.note("\(timer.rejected) commands got a result with ok != true; log tail:\n" + directory.tail("speaker.log"))
+        }
+    }
+
+    /// One stderr line per kind of command: its result latency beside the
+    /// broker floor of the same run, and what the speaker adds on top.
+    private func compare(_ kinds: [(String, LatencySamples)], with floor: LatencySamples, report: BenchReport) {
+        guard let f50 = floor.percentileMilliseconds(50), let f99 = floor.percentileMilliseconds(99) else { return }
+        for (name, samples) in kinds {
+            guard let r50 = samples.percentileMilliseconds(50), let r99 = samples.percentileMilliseconds(99) else { continue }
+            report.note("\(name) command → result: p50 \(r50) ms, p99 \(r99) ms; broker floor p50 \(f50) ms, p99 \(f99) ms "
+                        + "(speaker adds ≈ \(r50 - f50) ms at p50)")
         }
     }
 
