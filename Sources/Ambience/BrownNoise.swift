@@ -19,20 +19,12 @@ public final class BrownNoise: SoundSource, @unchecked Sendable {
 
     /// See `SoundSource.render`. Audio thread; real-time safe.
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
-        // State in locals for the loop: stores through `buffer` might alias
-        // `self`, so fields would be reloaded and stored back every sample.
-        var l = left, r = right
-        for i in 0..<frames {
-            buffer[2 * i] = l.next()
-            buffer[2 * i + 1] = r.next()
-        }
-        left = l
-        right = r
+        BrownFilter.renderStereo(&left, &right, into: buffer, frames: frames)
     }
 }
 
 /// One channel of brown noise.
-struct BrownFilter {
+struct BrownFilter: ChannelGenerator {
     var random: NoiseRandom
     let leak: Float
     let inputGain: Float

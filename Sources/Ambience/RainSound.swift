@@ -20,15 +20,7 @@ public final class RainSound: SoundSource, @unchecked Sendable {
 
     /// See `SoundSource.render`. Audio thread; real-time safe.
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
-        // State in locals for the loop: stores through `buffer` might alias
-        // `self`, so fields would be reloaded and stored back every sample.
-        var l = left, r = right
-        for i in 0..<frames {
-            buffer[2 * i] = l.next()
-            buffer[2 * i + 1] = r.next()
-        }
-        left = l
-        right = r
+        RainChannel.renderStereo(&left, &right, into: buffer, frames: frames)
     }
 }
 
@@ -43,7 +35,7 @@ struct Droplet {
 
 /// One channel of rain. Eight droplet voices held in plain fields, so
 /// rendering never allocates.
-struct RainChannel {
+struct RainChannel: ChannelGenerator {
     var random: NoiseRandom
     let sampleRate: Float
     // Bed: one-pole high-pass (~400 Hz) into one-pole low-pass (~5 kHz).
