@@ -1,3 +1,4 @@
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,6 +60,21 @@ final class LinkHarness {
             if case .message(let m) = $0 { return m.topic == topic } else { return false }
         }) else { return nil }
         return message
+    }
+
+    /// A started, connected link and a peer that watches `availability` (and
+    /// `alsoSubscribe`) and has seen the link announce itself: from here on a
+    /// command published by the peer reaches the link.
+    static func online(on broker: TestBroker, alsoSubscribe: [String] = []) throws -> (speaker: LinkHarness, peer: TestPeer) {
+        let speaker = try LinkHarness(port: broker.port)
+        try speaker.link.start()
+        #expect(speaker.connected() != nil)
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe(availability)
+        for topic in alsoSubscribe { try peer.subscribe(topic) }
+        #expect(speaker.announceOnline(to: peer))
+        return (speaker, peer)
     }
 
     /// Publishes `online` (retained, QoS 1) as the core does after connecting,

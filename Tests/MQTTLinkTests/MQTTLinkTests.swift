@@ -47,13 +47,7 @@ import TestSupport
 
     @Test func uncleanConnectionLossFiresWillAndLinkReconnects() throws {
         let broker = try TestBroker()
-        let speaker = try LinkHarness(port: broker.port)
-        try speaker.link.start()
-        #expect(speaker.connected() != nil)
-        let peer = try TestPeer(port: broker.port)
-        try peer.connect()
-        try peer.subscribe(LinkHarness.availability)
-        #expect(speaker.announceOnline(to: peer))
+        let (speaker, peer) = try LinkHarness.online(on: broker)
 
         let broken = ConnectionSabotage.shutDownConnections(toPort: broker.port, excluding: [peer.socketFD])
         #expect(broken == 1)
@@ -66,13 +60,7 @@ import TestSupport
 
     @Test func incomingPayloadsArriveIntactThroughEventFD() throws {
         let broker = try TestBroker()
-        let speaker = try LinkHarness(port: broker.port)
-        try speaker.link.start()
-        #expect(speaker.connected() != nil)
-        let peer = try TestPeer(port: broker.port)
-        try peer.connect()
-        try peer.subscribe(LinkHarness.availability)
-        #expect(speaker.announceOnline(to: peer))
+        let (speaker, peer) = try LinkHarness.online(on: broker)
 
         var generator = SystemRandomNumberGenerator()
         let payloads: [[UInt8]] = [
@@ -94,14 +82,7 @@ import TestSupport
 
     @Test func responseTopicAndCorrelationDataRoundTrip() throws {
         let broker = try TestBroker()
-        let speaker = try LinkHarness(port: broker.port)
-        try speaker.link.start()
-        #expect(speaker.connected() != nil)
-        let peer = try TestPeer(port: broker.port)
-        try peer.connect()
-        try peer.subscribe(LinkHarness.availability)
-        try peer.subscribe("phone/replies")
-        #expect(speaker.announceOnline(to: peer))
+        let (speaker, peer) = try LinkHarness.online(on: broker, alsoSubscribe: ["phone/replies"])
 
         let correlation: [UInt8] = [0, 1, 2, 0xFF, 0x80]
         let sent = Monotonic.nanoseconds()
