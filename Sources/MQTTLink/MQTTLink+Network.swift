@@ -71,6 +71,10 @@ extension MQTTLink {
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
         if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
         if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            // Awaiting the CONNACK to a v5 CONNECT: is it a 3.1.1 broker's refusal? (MQTT311Refusal)
+            if protocolVersion == 5 && !isConnected && settings.tls == nil && MQTT311Refusal.isPending(on: socket) {
+                fallbackRequested.store(true, ordering: .releasing)
+            }
             let rc = mosquitto_loop_read(mosq, 1)
             if rc != .mosqSuccess { return rc }
         }

@@ -38,7 +38,7 @@ public final class MQTTLink: @unchecked Sendable {
     let connected = Atomic<Bool>(false)
     /// The CONNACK reason of the last refused connection (0 when none), for logging.
     let lastRefusal = Atomic<Int32>(0)
-    /// Set by on_connect when a v5 CONNECT was refused for its protocol version.
+    /// Set when a v5 CONNECT was refused for its protocol version (on_connect, or `MQTT311Refusal`).
     let fallbackRequested = Atomic<Bool>(false)
     /// Set by on_connect on success; the network thread resets the backoff.
     let established = Atomic<Bool>(false)

@@ -23,8 +23,9 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
     guard let link = link(userdata) else { return }
     guard rc == 0 else {
         link.lastRefusal.store(rc, ordering: .releasing)
-        // 132 = v5 "Unsupported Protocol Version"; libmosquitto also maps a
-        // 3.1.1 broker's "unacceptable protocol version" CONNACK to it.
+        // 132 = v5 "Unsupported Protocol Version"; libmosquitto 2.0.11 also maps a
+        // 3.1.1 broker's "unacceptable protocol version" CONNACK to it (2.0.12
+        // and later do not call on_connect for it: see MQTT311Refusal).
         if rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || rc == 1 {
             link.fallbackRequested.store(true, ordering: .releasing)
         }

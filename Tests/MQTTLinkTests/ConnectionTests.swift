@@ -70,6 +70,29 @@ import TestSupport
         proxy.stop()
     }
 
+    /// Only a 3.1.1 CONNACK refusing the protocol level is a reason to fall
+    /// back. A v5 broker's broken CONNACK (a property length with no
+    /// properties) and a 3.1.1-shaped refusal for another reason (5, not
+    /// authorised) are errors: the link retries on its backoff, still as v5.
+    /// (libmosquitto 2.0.12+ reports all three alike, as a malformed packet.)
+    @Test(arguments: [[0x20, 0x03, 0x00, 0x00, 0x05], [0x20, 0x02, 0x00, 0x05]] as [[UInt8]])
+    func keepsV5WhenTheConnackIsNotAProtocolRefusal(reply: [UInt8]) throws {
+        let broker = try TestBroker()
+        let proxy = try MQTT311OnlyProxy(upstreamPort: broker.port, v5Reply: reply)
+        let speaker = try LinkHarness(port: proxy.port)
+        try speaker.link.start()
+        // Two refused attempts: the first, and one more after the backoff.
+        #expect(speaker.disconnected(timeout: 10) != nil)
+        #expect(speaker.disconnected(timeout: 10) != nil)
+        #expect(speaker.link.protocolVersion == 5)
+        #expect(!speaker.link.isConnected)
+        #expect(proxy.counts.refusedV5 >= 2 && proxy.counts.forwarded == 0, "\(proxy.counts)")
+        #expect(!speaker.logs.entries.contains { $0.message.contains("falling back") },
+                "\(speaker.logs.entries.map(\.message))")
+        speaker.shutdown()
+        proxy.stop()
+    }
+
     @Test func tlsWithCAAndClientCertificate() throws {
         let pki = try TestCertificates()
         let broker = try TestBroker(secondListener: [

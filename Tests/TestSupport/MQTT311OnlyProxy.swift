@@ -5,8 +5,9 @@ import Glibc
 /// A TCP proxy in front of a `TestBroker` that behaves like a broker which
 /// only speaks MQTT 3.1.1: it reads each client's CONNECT, answers a v5
 /// CONNECT (protocol level 5) with the 3.1.1 CONNACK "unacceptable protocol
-/// version" (`20 02 00 01`) and closes, and forwards every other connection
-/// byte for byte to the real broker. One thread runs a poll loop over all
+/// version" (`20 02 00 01`; or any other `v5Reply`, to play a broken v5
+/// broker) and closes, and forwards every other connection byte for byte to
+/// the real broker. One thread runs a poll loop over all
 /// sockets; `stop()` or deinit ends it (the thread holds no reference, so
 /// deinit joins it before the proxy is freed).
 public final class MQTT311OnlyProxy: @unchecked Sendable {
@@ -19,14 +20,17 @@ public final class MQTT311OnlyProxy: @unchecked Sendable {
     /// The loopback port clients connect to.
     public let port: UInt16
     private let upstreamPort: UInt16
+    private let v5Reply: [UInt8]
     private let listener: Int32
     private let stopPipe: (read: Int32, write: Int32)
     private let state = Monitor(Counts())
     private var thread: pthread_t?
 
-    /// Listens on a free loopback port and forwards to `upstreamPort`.
-    public init(upstreamPort: UInt16) throws {
+    /// Listens on a free loopback port and forwards to `upstreamPort`;
+    /// answers a v5 CONNECT with `v5Reply`.
+    public init(upstreamPort: UInt16, v5Reply: [UInt8] = [0x20, 0x02, 0x00, 0x01]) throws {
         self.upstreamPort = upstreamPort
+        self.v5Reply = v5Reply
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket", String(cString: strerror(errno))) }
         var one: Int32 = 1
@@ -111,7 +115,7 @@ public final class MQTT311OnlyProxy: @unchecked Sendable {
                     guard let level = Self.protocolLevel(pending[fd]!) else { continue }
                     let seen = pending.removeValue(forKey: fd) ?? []
                     if level == 5 {
-                        writeAll(fd, [0x20, 0x02, 0x00, 0x01])
+                        writeAll(fd, v5Reply)
                         close(fd)
                         state.update { $0.refusedV5 += 1 }
                     } else if let upstream = connectUpstream() {
