@@ -43,9 +43,11 @@ func repositoryRoot(_ file: String = #filePath) -> String {
         let output = (try? Files.readText(log)) ?? ""
         #expect(code == 0, "systemd-analyze security exit \(code.map(String.init) ?? "timeout"):\n\(output)")
         let marker = "Overall exposure level for ambient-speaker.service: "
-        let exposure = output.split(separator: "\n").first { $0.contains(marker) }
-            .flatMap { line in line.split(separator: ":").last }
-            .map { $0.drop(while: { $0 == " " }).prefix(while: { $0 == "." || $0.isNumber }) }
+        // The figure right after the marker ("1.6 OK 🙂", or "1.6 OK :-)" where
+        // systemd does not use emoji, as in a trixie chroot).
+        let exposure = output.split(separator: "\n").lazy.compactMap { line in line.ranges(of: marker).first.map { line[$0.upperBound...] } }
+            .first
+            .map { $0.prefix(while: { $0 == "." || $0.isNumber }) }
             .flatMap { Double(String($0)) }
         try #require(exposure != nil, "no exposure figure in:\n\(output)")
         print(#"{"metric":"systemd_security_exposure","value":\#(exposure!),"unit":"exposure"}"#)

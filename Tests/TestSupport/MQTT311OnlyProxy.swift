@@ -115,9 +115,9 @@ public final class MQTT311OnlyProxy: @unchecked Sendable {
                     guard let level = Self.protocolLevel(pending[fd]!) else { continue }
                     let seen = pending.removeValue(forKey: fd) ?? []
                     if level == 5 {
+                        state.update { $0.refusedV5 += 1 }  // counted before the client can see the reply
                         writeAll(fd, v5Reply)
                         close(fd)
-                        state.update { $0.refusedV5 += 1 }
                     } else if let upstream = connectUpstream() {
                         writeAll(upstream, seen)
                         peers[fd] = upstream
