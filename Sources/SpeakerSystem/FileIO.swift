@@ -19,7 +19,7 @@ public enum FileIO {
         var info = stat()
         _ = try systemCall("fstat", path: path) { fstat(fd, &info) }
         if let kind = nonRegularKind(info.st_mode) {
-            throw SystemError(operation: "refused to read a \(kind), not a regular file:", errno: EINVAL, path: path)
+            throw SystemError(operation: "open", errno: EINVAL, path: path, detail: "refused: a \(kind), not a regular file")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
