@@ -32,7 +32,9 @@ extension Speaker {
             return
         }
         let pending = origin(envelope.id)
-        switch apply(envelope.command, origin: pending, at: now) {
+        let outcome = withheldRejection().map { ApplyOutcome.rejected($0.0, $0.1) }
+            ?? apply(envelope.command, origin: pending, at: now)
+        switch outcome {
         case .done(let level):
             resultsAwaitingPublish.append((pending, level: level))
         case .awaitingEngine:

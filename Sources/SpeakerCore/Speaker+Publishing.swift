@@ -9,7 +9,8 @@ extension Speaker {
         case .relative: volume = .relative
         }
         return DeviceDescriptor(id: config.device.id, name: config.device.name, volume: volume,
-                                audio: state.audio, underruns: state.underruns, software: environment.software)
+                                audio: state.audio, underruns: state.underruns, software: environment.software,
+                                problem: state.sessionWithheld.map { "session not published: \($0)" })
     }
 
     /// The actions accepted right now, so a phone shows only controls that work.
@@ -40,8 +41,23 @@ extension Speaker {
     /// `catalog`, and `session` with a new revision. Deferred while the engine
     /// has outstanding requests, so a published state is one the engine has
     /// reached; results of accepted commands follow the publication that
-    /// shows their change.
+    /// shows their change. `session` waits for a revision reservation to be
+    /// confirmed, and is withheld while none can be made (`Speaker+Revisions`).
     mutating func publishChanges() {
+        noteRevisionStanding()
+        publishPending()
+        reserveRevisionsIfDue()
+        // The last reserved revision may just have gone out: say so now, so
+        // the next command is refused before it changes anything.
+        let withheld = state.sessionWithheld
+        noteRevisionStanding()
+        if withheld != state.sessionWithheld, state.outstanding.isEmpty {
+            state.publishedDevice = deviceDescriptor
+            effects.append(.publish(retained("device", deviceDescriptor.json)))
+        }
+    }
+
+    private mutating func publishPending() {
         guard state.outstanding.isEmpty else { return }
         if state.publishedCatalog != state.catalog {
             state.publishedCatalog = state.catalog
@@ -58,9 +74,15 @@ extension Speaker {
         previous?.updatedAt = ""
         previous?.clockSynced = false
         if previous != session {
-            let next = state.revision.next()
-            if let through = next.reserve { effects.append(.reserveRevisions(through: through)) }
-            session.revision = next.revision
+            switch state.revision.next() {
+            case .revision(let revision):
+                session.revision = revision
+            case .waiting:
+                return  // published (with the results waiting for it) once the reservation is confirmed
+            case .unavailable(let reason):
+                answerWithheldResults(reason)
+                return
+            }
             session.updatedAt = environment.wallClock().iso8601
             session.clockSynced = environment.clockSynced()
             state.publishedSession = session

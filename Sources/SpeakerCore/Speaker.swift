@@ -27,12 +27,21 @@ public struct Speaker: Sendable {
     ///   - restored: the persisted state loaded from `stateDirectory` (nil: defaults).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
                 revisionReservation: UInt64, restored: PersistedState? = nil) {
+        self.init(config: config, catalog: catalog, environment: environment,
+                  revisions: RevisionCounter(persistedReservation: revisionReservation), restored: restored)
+    }
+
+    /// Like `init(config:catalog:environment:revisionReservation:restored:)`
+    /// with a counter built by the caller, e.g. one whose stored reservation
+    /// was unreadable (`RevisionCounter(unreadableReservation:)`).
+    public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
+                revisions: RevisionCounter, restored: PersistedState? = nil) {
         self.config = config
         self.environment = environment
         let volume: VolumeState = config.volume.mode == .gpioStep
             ? .relative : .absolute(level: min(config.volume.initialLevel, config.volume.maxLevel))
         state = SpeakerState(catalog: catalog, volume: volume,
-                             revision: RevisionCounter(persistedReservation: revisionReservation),
+                             revision: revisions,
                              inputs: InputDecoders(config: config.inputs))
         restore(restored)
     }
@@ -43,7 +52,8 @@ public struct Speaker: Sendable {
     /// The earliest instant at which a `.tick` has work to do (debounce, long
     /// press, double press, session idle timeout, state save); nil when nothing is due.
     public var nextDeadline: MonotonicInstant? {
-        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline].compactMap { $0 }.min()
+        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt]
+            .compactMap { $0 }.min()
     }
 
     /// Applies one action and returns the effects to perform, in order.
@@ -61,6 +71,7 @@ public struct Speaker: Sendable {
                 effects.append(.log(.info, "session \(state.session.id ?? "-") ended after \(config.session.idleTimeoutSeconds) s paused"))
                 endSession()
             }
+            retryReservationIfDue(at: now)
         case let .command(incoming, now):
             handleCommand(incoming, at: now)
         case let .engine(report, now):
@@ -75,6 +86,8 @@ public struct Speaker: Sendable {
             break  // persistIfDue(force:) below writes anything unsaved
         case let .reconfigure(newConfig, now):
             reconfigure(to: newConfig, at: now)
+        case let .revisionReservation(through, failure, now):
+            handleReservation(through: through, failure: failure, at: now)
         }
         publishChanges()
         if case .shutdown = action { persistIfDue(at: action.instant, force: true) } else { persistIfDue(at: action.instant) }

@@ -52,4 +52,8 @@ public enum SpeakerAction: Equatable, Sendable {
     /// A new configuration was loaded (SIGHUP): apply the keys that can
     /// change live, keep the rest (see `Speaker+Reconfigure`).
     case reconfigure(SpeakerConfig, at: MonotonicInstant)
+    /// The runner performed `reserveRevisions(through:)`: durable when
+    /// `failure` is nil, else the reason it could not be written (the ticket
+    /// that lets the core publish a revision only once it is reserved).
+    case revisionReservation(through: UInt64, failure: String?, at: MonotonicInstant)
 }

@@ -38,14 +38,16 @@ public enum AmpPulse: Equatable, Sendable {
 /// Severity of a core log line.
 public enum CoreLogLevel: Equatable, Sendable { case error, warning, notice, info, debug }
 
-/// What the core asks the outside world to do. The effect runner performs
-/// effects in order: a `reserveRevisions` always precedes the publication
-/// that needs it, so a published revision is durable before it is seen.
+/// What the core asks the outside world to do, in order. A `reserveRevisions`
+/// is answered with a `.revisionReservation` action; the core publishes no
+/// revision beyond the durable reservation until that answer says it is
+/// written, so a published revision is durable before it is seen.
 public enum SpeakerEffect: Equatable, Sendable {
     case audio(AudioRequest)
     case amp(AmpPulse)
     case publish(Publication)
-    /// Durably record that revisions up to `through` may be used (see `RevisionCounter`).
+    /// Durably record that revisions up to `through` may be used (see
+    /// `RevisionCounter`), then answer with `.revisionReservation`.
     case reserveRevisions(through: UInt64)
     /// Durably write the persisted state (atomically; rate-limited by the core).
     case saveState(PersistedState)

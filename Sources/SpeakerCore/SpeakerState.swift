@@ -37,6 +37,13 @@ public struct SpeakerState: Equatable, Sendable {
     public var underruns = 0
     public var mqttConnected = false
     public var revision: RevisionCounter
+    /// Why `session` is not being published (revisions cannot be reserved),
+    /// or nil while it is. Shown in `device.problem`, the log and `STATUS=`.
+    public var sessionWithheld: String?
+    /// When a failed revision reservation is tried again.
+    public var reservationRetryAt: MonotonicInstant?
+    /// Reservations failed in a row (the first is logged as a warning).
+    public var reservationFailures = 0
     public var inputs: InputDecoders
     /// What was restored from disk and when the state is next written.
     public var persistence = PersistenceState()

@@ -7,6 +7,9 @@ public enum CommandErrorCode: String, CaseIterable, Equatable, Sendable {
     case invalidValue = "invalid-value"
     case unsupported
     case audioUnavailable = "audio-unavailable"
+    /// The speaker cannot publish `session` (it cannot reserve revisions):
+    /// the command was not applied (or, rarely, applied but not shown).
+    case stateUnavailable = "state-unavailable"
 }
 
 /// Why a command was refused: a code and a human-readable message.

@@ -35,9 +35,14 @@ public struct DeviceDescriptor: Equatable, Sendable {
     /// Output underruns (xruns) recovered since start-up.
     public var underruns: Int
     public var software: String
+    /// Why the speaker is not working as it should, in words (an additive
+    /// field, absent when all is well): e.g. `session` withheld because
+    /// revisions cannot be reserved.
+    public var problem: String?
 
     public init(id: String, name: String, type: String = "speaker", volume: VolumeDescriptor,
-                audio: AudioStatus, underruns: Int = 0, software: String) {
+                audio: AudioStatus, underruns: Int = 0, software: String, problem: String? = nil) {
+        self.problem = problem
         self.id = id
         self.name = name
         self.type = type
@@ -53,7 +58,7 @@ public struct DeviceDescriptor: Equatable, Sendable {
             ("id", .string(id)), ("name", .string(name)), ("type", .string(type)),
             ("volume", volume.json), ("audio", .string(audio.rawValue)),
             ("underruns", .number(Double(underruns))), ("software", .string(software)),
-        ])
+        ] + (problem.map { [("problem", JSONValue.string($0))] } ?? []))
     }
 }
 

@@ -47,7 +47,7 @@ extension CommandErrorCode: Codable {}
 extension CommandAction: Codable {}
 
 extension DeviceDescriptor: Codable {
-    enum CodingKeys: String, CodingKey { case id, name, type, volume, audio, underruns, software }
+    enum CodingKeys: String, CodingKey { case id, name, type, volume, audio, underruns, software, problem }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -55,7 +55,8 @@ extension DeviceDescriptor: Codable {
                   type: try c.decode(String.self, forKey: .type), volume: try c.decode(VolumeDescriptor.self, forKey: .volume),
                   audio: try c.decode(AudioStatus.self, forKey: .audio),
                   underruns: try c.decodeIfPresent(Int.self, forKey: .underruns) ?? 0,
-                  software: try c.decode(String.self, forKey: .software))
+                  software: try c.decode(String.self, forKey: .software),
+                  problem: try c.decodeIfPresent(String.self, forKey: .problem))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -67,6 +68,7 @@ extension DeviceDescriptor: Codable {
         try c.encode(audio, forKey: .audio)
         try c.encode(underruns, forKey: .underruns)
         try c.encode(software, forKey: .software)
+        try c.encodeIfPresent(problem, forKey: .problem)
     }
 }
 

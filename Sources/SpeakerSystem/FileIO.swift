@@ -6,11 +6,21 @@ import Glibc
 /// path. Blocking I/O: call from the loop thread only for small files
 /// (config, state), or from a worker thread. Any thread.
 public enum FileIO {
-    /// Reads the whole file at `path` (`open`/`read`/`close`). Throws
-    /// `EFBIG` if it is larger than `maxBytes`.
-    public static func read(path: String, maxBytes: Int = 1 << 20) throws(SystemError) -> [UInt8] {
-        let fd = try systemCall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    /// Reads the whole regular file at `path` (`open`/`fstat`/`read`/`close`).
+    /// Throws `EFBIG` if it is larger than `maxBytes`, and refuses anything
+    /// that is not a regular file (FIFO, device, socket, directory) with
+    /// `EINVAL` and the file's kind: it is opened with `O_NONBLOCK`, so a FIFO
+    /// without a writer cannot block start-up or a reload. With
+    /// `followSymlinks: false` (`O_NOFOLLOW`) a symbolic link is refused (`ELOOP`).
+    public static func read(path: String, maxBytes: Int = 1 << 20, followSymlinks: Bool = true) throws(SystemError) -> [UInt8] {
+        let flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (followSymlinks ? 0 : O_NOFOLLOW)
+        let fd = try systemCall("open", path: path) { open(path, flags) }
         defer { close(fd) }
+        var info = stat()
+        _ = try systemCall("fstat", path: path) { fstat(fd, &info) }
+        if let kind = nonRegularKind(info.st_mode) {
+            throw SystemError(operation: "open", errno: EINVAL, path: path, detail: "refused: a \(kind), not a regular file")
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -25,9 +35,23 @@ public enum FileIO {
         }
     }
 
-    /// Reads the whole file at `path` as UTF-8 text (invalid bytes become U+FFFD).
-    public static func readText(path: String, maxBytes: Int = 1 << 20) throws(SystemError) -> String {
-        String(decoding: try read(path: path, maxBytes: maxBytes), as: UTF8.self)
+    /// Reads the whole regular file at `path` as UTF-8 text (invalid bytes become U+FFFD).
+    public static func readText(path: String, maxBytes: Int = 1 << 20, followSymlinks: Bool = true) throws(SystemError) -> String {
+        String(decoding: try read(path: path, maxBytes: maxBytes, followSymlinks: followSymlinks), as: UTF8.self)
+    }
+
+    /// The kind of a non-regular file (`"FIFO"`, `"directory"`…), or nil for a regular one.
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: return "FIFO"
+        case S_IFDIR: return "directory"
+        case S_IFCHR: return "character device"
+        case S_IFBLK: return "block device"
+        case S_IFSOCK: return "socket"
+        case S_IFLNK: return "symbolic link"
+        default: return "special file"
+        }
     }
 
     /// Reads exactly `count` bytes from the start of `path` (e.g. `/dev/urandom`);

@@ -13,16 +13,20 @@ public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCon
     public var errno: Int32
     /// The file or socket path involved, when there is one.
     public var path: String?
+    /// Words that say more than `errno` can (e.g. "a FIFO, not a regular
+    /// file" for a refusal reported as `EINVAL`); replaces `strerror` in `message`.
+    public var detail: String?
 
     /// Creates an error for `operation` that failed with `errno` (on `path`).
-    public init(operation: String, errno: Int32, path: String? = nil) {
+    public init(operation: String, errno: Int32, path: String? = nil, detail: String? = nil) {
         self.operation = operation
         self.errno = errno
         self.path = path
+        self.detail = detail
     }
 
-    /// The C library's text for `errno` (`strerror(3)`).
-    public var message: String { String(cString: strerror(errno)) }
+    /// `detail`, else the C library's text for `errno` (`strerror(3)`).
+    public var message: String { detail ?? String(cString: strerror(errno)) }
 
     /// True for `EAGAIN`/`EWOULDBLOCK`: a non-blocking call found nothing to do.
     public var isWouldBlock: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
@@ -35,7 +39,7 @@ public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCon
 
     /// This error with `path` attached (keeps an existing path).
     public func on(path: String) -> SystemError {
-        SystemError(operation: operation, errno: errno, path: self.path ?? path)
+        SystemError(operation: operation, errno: errno, path: self.path ?? path, detail: detail)
     }
 }
 

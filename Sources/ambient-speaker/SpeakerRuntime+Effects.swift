@@ -9,7 +9,9 @@ extension SpeakerRuntime {
         case .audio(let request): perform(request)
         case .amp(let pulse): perform(pulse)
         case .publish(let publication): perform(publication)
-        case .reserveRevisions(let through): revisions.reserve(through: through)
+        case .reserveRevisions(let through):
+            // The ticket's answer, dispatched by `dispatch` after this action's effects.
+            followUps.append(.revisionReservation(through: through, failure: revisions.reserve(through: through), at: now()))
         case .saveState(let persisted): stateStore.save(persisted)
         case let .log(level, message): logger.log(level.systemLevel, message)
         }

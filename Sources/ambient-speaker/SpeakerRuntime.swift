@@ -39,6 +39,9 @@ final class SpeakerRuntime {
     var tickTimer: EventLoop.TimerID?
     var demo: DemoConsole?
     var exitCode: Int32 = 0
+    /// Actions that effects answered with (a revision reservation's outcome),
+    /// dispatched after the effects of the action that caused them.
+    var followUps: [SpeakerAction] = []
 
     /// Loads the config, builds the runtime and runs it until SIGTERM/SIGINT (or `q` in demo).
     static func launch(configPath: String?, demo: Bool, logger: Logger) -> Int32 {
@@ -88,7 +91,7 @@ final class SpeakerRuntime {
             newSessionID: { UUIDText.random() },
             software: "ambient-speaker \(CommandLineTool.version)")
         speaker = Speaker(config: config, catalog: Self.makeCatalog(parts: audioParts),
-                          environment: environment, revisionReservation: revisions.lastReservation,
+                          environment: environment, revisions: revisions.counter,
                           restored: stateStore.load())
         if demo { self.demo = DemoConsole() }
     }
@@ -109,10 +112,14 @@ final class SpeakerRuntime {
 
     func now() -> MonotonicInstant { MonotonicInstant(nanoseconds: MonotonicClock.now()) }
 
-    /// Runs one action through the core, performs its effects, re-arms the deadline timer.
+    /// Runs one action through the core, performs its effects (and the
+    /// actions they answer with, in order), re-arms the deadline timer.
     func dispatch(_ action: SpeakerAction) {
-        let effects = speaker.reduce(action)
-        for effect in effects { perform(effect) }
+        var next: SpeakerAction? = action
+        while let current = next {
+            for effect in speaker.reduce(current) { perform(effect) }
+            next = followUps.isEmpty ? nil : followUps.removeFirst()
+        }
         if let tickTimer { loop.cancel(tickTimer) }
         tickTimer = speaker.nextDeadline.map { deadline in
             loop.schedule(at: deadline.nanoseconds) { [unowned self] in

@@ -35,7 +35,7 @@ final class StateStore {
         removeStaleTemporaries()
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.read(path: path, maxBytes: 4096)
+            bytes = try FileIO.read(path: path, maxBytes: 4096, followSymlinks: false)
         } catch {
             if error.errno == ENOENT {
                 logger.warning("no saved state at \(path); starting from defaults")

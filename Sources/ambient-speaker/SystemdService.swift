@@ -95,6 +95,7 @@ extension SpeakerState {
         }
         if case .absolute(let level) = volume { parts.append("level \(Int((level * 100).rounded()))%") }
         parts.append(mqttConnected ? "MQTT connected" : "MQTT connecting")
+        if let withheld = sessionWithheld { parts.append("session NOT published: \(withheld)") }
         return parts.joined(separator: ", ")
     }
 }

@@ -28,10 +28,31 @@ struct Harness {
         speaker = Speaker(config: config, catalog: catalog, environment: env, revisionReservation: revisionReservation)
     }
 
+    /// What the simulated disk answers to `reserveRevisions`: nil writes
+    /// succeed, else this failure reason (a full or read-only state directory).
+    var reservationFailure: String?
+    /// Every reservation asked for, in order.
+    var reservations: [UInt64] = []
+
     var state: SpeakerState { speaker.state }
 
+    /// Reduces `action` and, as the runtime does, answers each
+    /// `reserveRevisions` with `.revisionReservation` right after it;
+    /// returns all effects in order.
     @discardableResult
-    mutating func send(_ action: SpeakerAction) -> [SpeakerEffect] { speaker.reduce(action) }
+    mutating func send(_ action: SpeakerAction) -> [SpeakerEffect] {
+        var out: [SpeakerEffect] = []
+        var queue = [action]
+        while !queue.isEmpty {
+            let effects = speaker.reduce(queue.removeFirst())
+            out += effects
+            for case .reserveRevisions(let through) in effects {
+                reservations.append(through)
+                queue.append(.revisionReservation(through: through, failure: reservationFailure, at: now))
+            }
+        }
+        return out
+    }
 
     @discardableResult
     mutating func advance(ms: Int) -> [SpeakerEffect] {

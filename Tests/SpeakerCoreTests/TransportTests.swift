@@ -169,8 +169,16 @@ import SpeakerProtocol
         #expect(reserveIndex != nil && sessionIndex != nil && reserveIndex! < sessionIndex!)
         var c = RevisionCounter(persistedReservation: 0)
         var reservations: [UInt64] = []
-        for _ in 0..<2500 { if let r = c.next().reserve { reservations.append(r) } }
-        #expect(reservations == [1000, 2000, 3000])
+        #expect(c.next() == .waiting, "nothing is handed out before a reservation")
+        for _ in 0..<2500 {
+            if let through = c.reservationDue() {
+                reservations.append(through)
+                if through == 1000 { #expect(c.next() == .waiting, "nothing is handed out before the reservation is confirmed") }
+                c.reserved(through: through)
+            }
+            guard case .revision = c.next() else { Issue.record("no revision at \(c.current)"); return }
+        }
+        #expect(reservations == [1000, 2000, 3000], "the next block is reserved when half of this one is used")
         #expect(c.current == 2500)
     }
 }

@@ -58,4 +58,46 @@ import SpeakerSystem
         }
         #expect(try FileIO.read(path: "/dev/urandom", exactly: 16).count == 16)
     }
+
+    /// Issue 11 row 8: a FIFO (or any non-regular file) where a config or
+    /// state file should be is refused at once, never waited on.
+    @Test func nonRegularFilesAreRefusedWithoutBlocking() throws {
+        let directory = try temporaryDirectory()
+        let fifo = directory + "/state.json"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let socketPath = directory + "/sock"
+        let sock = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(sock) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in socketPath.utf8.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(sock, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        try FileIO.writeAtomically(path: directory + "/real", text: "42\n")
+        #expect(symlink(directory + "/real", directory + "/link") == 0)
+
+        let cases: [(String, String)] = [(fifo, "FIFO"), (directory, "directory"), ("/dev/zero", "character device")]
+        for (path, kind) in cases {
+            do {
+                _ = try FileIO.read(path: path, maxBytes: 64)
+                Issue.record("\(path) was read")
+            } catch {
+                #expect(error.errno == EINVAL && error.message == "refused: a \(kind), not a regular file", "\(error)")
+                #expect(error.description.contains(path))
+            }
+        }
+        #expect(throws: SystemError.self) { try FileIO.read(path: socketPath) }  // ENXIO: a socket cannot be opened
+        #expect(try FileIO.readText(path: directory + "/link") == "42\n", "symbolic links are followed by default")
+        do {
+            _ = try FileIO.read(path: directory + "/link", followSymlinks: false)
+            Issue.record("a symbolic link was followed")
+        } catch {
+            #expect(error.errno == ELOOP)
+        }
+        #expect(throws: SystemError.self) { try FileIO.read(path: directory + "/real", maxBytes: 2) }
+    }
 }

@@ -26,6 +26,7 @@ public func fuzzCommand(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 
     var speaker = FuzzSpeaker.make()
     _ = speaker.reduce(.start(at: .milliseconds(1)))
+    _ = speaker.reduce(.revisionReservation(through: 1000, failure: nil, at: .milliseconds(1)))  // as the runtime answers
     let effects = speaker.reduce(.command(IncomingCommand(payload: bytes), at: .milliseconds(2)))
     let results = effects.filter { if case .publish(let p) = $0 { return p.topic.hasSuffix("/command/result") } else { return false } }
     precondition(results.count <= 1, "more than one result for one command")
