@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "AudioALSA", dependencies: ["CALSA", "Ambience", "SpeakerSystem"]),
         // Sound files: libsndfile decoding, libsoxr resampling, read-ahead, the catalog.
         .target(name: "SoundFiles", dependencies: ["CSndfile", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem"]),
-        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem", "SpeakerCore"]),
         // libgpiod v1 (Debian 12) or v2 (scripts/build-libgpiod-v2), whichever pkg-config finds;
         // CGPIOD is the one C file that picks the API (#ifdef GPIOD_LINE_BULK_MAX_LINES).
         .systemLibrary(name: "CLibGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile"]),
-        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem"]),
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
         .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMosquitto
 import SpeakerSystem
+import SpeakerCore
 import Synchronization
 
 /// Who destroys the libmosquitto client when the link stops (`MQTTLink.ownership`).
@@ -28,20 +29,34 @@ extension MQTTLink {
                                        maximumSeconds: settings.reconnectMaxSeconds)
         var fresh = true
         while !stopRequested.load(ordering: .acquiring) {
-            let rc = fresh ? connectFresh(mosq) : mosquitto_reconnect(mosq)
+            libraryError.withLock { $0 = nil }
+            lastRefusal.store(0, ordering: .releasing)
+            var rc = fresh ? connectFresh(mosq) : mosquitto_reconnect(mosq)
+            var savedErrno = errno
             fresh = false
             if rc == .mosqSuccess {
-                var loop = Int32.mosqSuccess
+                rc = .mosqSuccess
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
-                while loop == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
-                    loop = serviceOnce(mosq)
+                while rc == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
+                    rc = serviceOnce(mosq)
+                    savedErrno = errno
                 }
-            } else if !stopRequested.load(ordering: .acquiring) {
-                logger.debug("connect to \(settings.host):\(settings.port) failed: \(MQTTError.text(for: rc))")
             }
             if stopRequested.load(ordering: .acquiring) { break }
-            if established.exchange(false, ordering: .acquiringAndReleasing) { backoff.reset() }
+            if established.exchange(false, ordering: .acquiringAndReleasing) {
+                // Only a connection that held resets the schedule: a broker that
+                // accepts and then drops at once (a takeover by a client with the
+                // same id, a rejecting proxy) is retried ever more slowly.
+                let lasted = monotonicMilliseconds() - establishedAtMs.load(ordering: .acquiring)
+                if lasted >= BrokerHealth.stableMs { backoff.reset() }
+            } else {
+                let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
+                let problem = MQTTReasons.attemptProblem(code: rc, savedErrno: savedErrno, refusal: refusal,
+                                                         v311: protocolVersion == 4,
+                                                         libraryError: libraryError.withLock { $0 })
+                if let problem { mailbox.post(.problem(problem)) }
+            }
             if fallbackRequested.exchange(false, ordering: .acquiringAndReleasing), protocolVersion == 5 {
                 logger.warning("the broker refused MQTT v5; falling back to MQTT 3.1.1 (no response topics)")
                 mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
@@ -81,14 +96,18 @@ extension MQTTLink {
         return mosquitto_loop_misc(mosq)
     }
 
-    /// CONNECT with this link's properties: the Session Expiry Interval on
-    /// v5, none on 3.1.1. libmosquitto keeps them for `mosquitto_reconnect`.
+    /// CONNECT with this link's properties: the Session Expiry Interval and
+    /// the Maximum Packet Size on v5, none on 3.1.1. libmosquitto keeps them for `mosquitto_reconnect`.
     private func connectFresh(_ mosq: OpaquePointer) -> Int32 {
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         if protocolVersion == 5 {
             mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
                                          settings.sessionExpirySeconds)
+            if settings.maximumPacketSize > 0 {
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue),
+                                             settings.maximumPacketSize)
+            }
         }
         return mosquitto_connect_bind_v5(mosq, settings.host, Int32(settings.port),
                                          Int32(settings.keepaliveSeconds), nil, properties)
