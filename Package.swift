@@ -53,6 +53,11 @@ let package = Package(
         // Test support: a real mosquitto broker and a libmosquitto peer for tests and benchmarks.
         .target(name: "TestSupport", dependencies: ["CMosquitto", "SpeakerSystem"], path: "Tests/TestSupport"),
 
+        // The hostile-broker suite: a real MQTTLink against a fake broker sending seeded malformed packets
+        // (scripts/hostile-broker runs it in chunks and counts crashes).
+        .executableTarget(name: "hostile-broker", dependencies: ["MQTTLink", "SpeakerSystem", "TestSupport"],
+                          path: "Tests/HostileBroker"),
+
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol"]),
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
