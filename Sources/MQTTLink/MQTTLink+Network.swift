@@ -55,7 +55,8 @@ extension MQTTLink {
                 let problem = MQTTReasons.attemptProblem(code: rc, savedErrno: savedErrno, refusal: refusal,
                                                          v311: protocolVersion == 4,
                                                          libraryError: libraryError.withLock { $0 })
-                if let problem { mailbox.post(.problem(problem)) }
+                let fallingBack = protocolVersion == 5 && fallbackRequested.load(ordering: .acquiring)
+                if let problem, !fallingBack { mailbox.post(.problem(problem)) }
             }
             if fallbackRequested.exchange(false, ordering: .acquiringAndReleasing), protocolVersion == 5 {
                 logger.warning("the broker refused MQTT v5; falling back to MQTT 3.1.1 (no response topics)")
@@ -86,6 +87,7 @@ extension MQTTLink {
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
         if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
         if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            noticeV311Refusal(socket)
             let rc = mosquitto_loop_read(mosq, 1)
             if rc != .mosqSuccess { return rc }
         }
@@ -94,6 +96,22 @@ extension MQTTLink {
             if rc != .mosqSuccess { return rc }
         }
         return mosquitto_loop_misc(mosq)
+    }
+
+    /// A 3.1.1-only broker answers a v5 CONNECT with the 3.1.1 CONNACK
+    /// "unacceptable protocol version" (`20 02 00 01`). libmosquitto 2.0.11
+    /// reports that to on_connect as 132; 2.0.21 (trixie, and the static
+    /// build) fails it as a malformed v5 CONNACK without calling on_connect.
+    /// So before libmosquitto reads the CONNACK, peek (MSG_PEEK: nothing is
+    /// consumed) for exactly those four bytes, and only then fall back: any
+    /// other malformed CONNACK stays a `.malformed` problem, so a broken or
+    /// hostile broker cannot downgrade the link. Plain TCP only (under TLS the
+    /// bytes are ciphertext; there 2.0.11's callback path still works).
+    private func noticeV311Refusal(_ socket: Int32) {
+        guard protocolVersion == 5, !isConnected, settings.tls == nil else { return }
+        var head: [UInt8] = [0, 0, 0, 0]
+        let n = recv(socket, &head, 4, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        if n == 4 && head == [0x20, 0x02, 0x00, 0x01] { fallbackRequested.store(true, ordering: .releasing) }
     }
 
     /// CONNECT with this link's properties: the Session Expiry Interval and
