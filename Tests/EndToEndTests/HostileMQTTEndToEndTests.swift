@@ -56,6 +56,15 @@ import TestSupport
         let level = peer.messages(on: "\(root)/device").last.flatMap { try? JSONParser().parse(Array($0.payloadString.utf8)) }?["volume"]?["level"]
         #expect(level == .number(0.25), "0.2 + one step, never 0.9: \(String(describing: level))")
         #expect(Self.count("ignoring a retained message", in: speaker.log) == 1, "\(speaker.log)")
+        Self.tearDown(peer, broker)
+    }
+
+    /// Disconnects the peer while its broker still runs. A TestPeer whose
+    /// broker was stopped first crashed in libmosquitto's own loop thread
+    /// (`mosquitto_loop`, loop.c:167) at teardown with the static 2.0.21.
+    static func tearDown(_ peer: TestPeer, _ broker: TestBroker) {
+        peer.disconnect()
+        withExtendedLifetime(broker) {}
     }
 
     @Test func row3_a64MiBCommandNeverReachesTheSpeakersMemory() throws {
@@ -81,8 +90,7 @@ import TestSupport
         print("row 3: speaker peak RSS \(before) KiB before, \(peak) KiB after a 64 MiB command (+\(peak - before) KiB)")
         #expect(peak - before < 4096, "peak RSS grew by \(peak - before) KiB")
         #expect(speaker.process.isRunning)
-        peer.disconnect()
-        withExtendedLifetime(broker) {}
+        Self.tearDown(peer, broker)
     }
 
     @Test func row5_aResponseTopicOnTheSpeakersOwnSessionIsRefused() throws {
@@ -100,6 +108,7 @@ import TestSupport
         let result = peer.waitForMessage(topic: "\(root)/command/result", timeout: 10) { $0.payloadString.contains("\"evil\"") }
         #expect(result?.payloadString.contains(#""code":"malformed""#) == true, "\(String(describing: result?.payloadString))")
         #expect(peer.messages(on: "\(root)/session").count == sessions, "nothing was published on session")
+        Self.tearDown(peer, broker)
     }
 
     @Test func row13_aBrokerThatIsNotThereIsNamedOnceAtWarning() throws {
