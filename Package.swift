@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "AudioALSA", dependencies: ["CALSA", "Ambience", "SpeakerSystem"]),
         // Sound files: libsndfile decoding, libsoxr resampling, read-ahead, the catalog.
         .target(name: "SoundFiles", dependencies: ["CSndfile", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem"]),
-        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem", "SpeakerCore"]),
         // libgpiod v1 (Debian 12) or v2 (scripts/build-libgpiod-v2), whichever pkg-config finds;
         // CGPIOD is the one C file that picks the API (#ifdef GPIOD_LINE_BULK_MAX_LINES).
         .systemLibrary(name: "CLibGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -53,11 +53,16 @@ let package = Package(
         // Test support: a real mosquitto broker and a libmosquitto peer for tests and benchmarks.
         .target(name: "TestSupport", dependencies: ["CMosquitto", "SpeakerSystem"], path: "Tests/TestSupport"),
 
+        // The hostile-broker suite: a real MQTTLink against a fake broker sending seeded malformed packets
+        // (scripts/hostile-broker runs it in chunks and counts crashes).
+        .executableTarget(name: "hostile-broker", dependencies: ["MQTTLink", "SpeakerSystem", "TestSupport"],
+                          path: "Tests/HostileBroker"),
+
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol"]),
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile"]),
-        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem"]),
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
         .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),

@@ -26,10 +26,10 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(function) failed: \(message) (\(code))" }
 
-    /// `mosquitto_strerror(code)` as a Swift string.
+    /// Words for a `MOSQ_ERR_*` code (`MQTTReasons.text`; not
+    /// `mosquitto_strerror`, which reads a stale errno).
     static func text(for code: Int32) -> String {
-        guard let text = mosquitto_strerror(code) else { return "error \(code)" }
-        return String(cString: text)
+        MQTTReasons.text(for: code)
     }
 }
 

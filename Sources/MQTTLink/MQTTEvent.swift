@@ -1,3 +1,5 @@
+import SpeakerCore
+
 /// Something that happened on the connection, produced on libmosquitto's
 /// thread and handed to the main loop by `MQTTLink.drainEvents()`.
 public enum MQTTEvent: Sendable, Equatable {
@@ -10,6 +12,10 @@ public enum MQTTEvent: Sendable, Equatable {
     /// lost) or an MQTT v5 reason code from the broker. The link keeps
     /// reconnecting by itself on its backoff schedule.
     case disconnected(reason: Int32)
+    /// Why the link is not connected: a failed connection attempt (posted
+    /// after each one; no `.disconnected` precedes it), or the cause of the
+    /// loss just posted as `.disconnected`. The core decides what to log.
+    case problem(ConnectionProblem)
     /// A message arrived on a subscribed topic.
     case message(MQTTMessage)
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMosquitto
 import SpeakerSystem
+import SpeakerCore
 import Synchronization
 
 /// Who destroys the libmosquitto client when the link stops (`MQTTLink.ownership`).
@@ -28,20 +29,35 @@ extension MQTTLink {
                                        maximumSeconds: settings.reconnectMaxSeconds)
         var fresh = true
         while !stopRequested.load(ordering: .acquiring) {
-            let rc = fresh ? connectFresh(mosq) : mosquitto_reconnect(mosq)
+            libraryError.withLock { $0 = nil }
+            lastRefusal.store(0, ordering: .releasing)
+            var rc = fresh ? connectFresh(mosq) : mosquitto_reconnect(mosq)
+            var savedErrno = errno
             fresh = false
             if rc == .mosqSuccess {
-                var loop = Int32.mosqSuccess
+                rc = .mosqSuccess
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
-                while loop == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
-                    loop = serviceOnce(mosq)
+                while rc == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
+                    rc = serviceOnce(mosq)
+                    savedErrno = errno
                 }
-            } else if !stopRequested.load(ordering: .acquiring) {
-                logger.debug("connect to \(settings.host):\(settings.port) failed: \(MQTTError.text(for: rc))")
             }
             if stopRequested.load(ordering: .acquiring) { break }
-            if established.exchange(false, ordering: .acquiringAndReleasing) { backoff.reset() }
+            if established.exchange(false, ordering: .acquiringAndReleasing) {
+                // Only a connection that held resets the schedule: a broker that
+                // accepts and then drops at once (a takeover by a client with the
+                // same id, a rejecting proxy) is retried ever more slowly.
+                let lasted = monotonicMilliseconds() - establishedAtMs.load(ordering: .acquiring)
+                if lasted >= BrokerHealth.stableMs { backoff.reset() }
+            } else {
+                let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
+                let problem = MQTTReasons.attemptProblem(code: rc, savedErrno: savedErrno, refusal: refusal,
+                                                         v311: protocolVersion == 4,
+                                                         libraryError: libraryError.withLock { $0 })
+                let fallingBack = protocolVersion == 5 && fallbackRequested.load(ordering: .acquiring)
+                if let problem, !fallingBack { mailbox.post(.problem(problem)) }
+            }
             if fallbackRequested.exchange(false, ordering: .acquiringAndReleasing), protocolVersion == 5 {
                 logger.warning("the broker refused MQTT v5; falling back to MQTT 3.1.1 (no response topics)")
                 mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
@@ -71,10 +87,7 @@ extension MQTTLink {
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
         if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
         if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-            // Awaiting the CONNACK to a v5 CONNECT: is it a 3.1.1 broker's refusal? (MQTT311Refusal)
-            if protocolVersion == 5 && !isConnected && settings.tls == nil && MQTT311Refusal.isPending(on: socket) {
-                fallbackRequested.store(true, ordering: .releasing)
-            }
+            noticeV311Refusal(socket)
             let rc = mosquitto_loop_read(mosq, 1)
             if rc != .mosqSuccess { return rc }
         }
@@ -85,14 +98,34 @@ extension MQTTLink {
         return mosquitto_loop_misc(mosq)
     }
 
-    /// CONNECT with this link's properties: the Session Expiry Interval on
-    /// v5, none on 3.1.1. libmosquitto keeps them for `mosquitto_reconnect`.
+    /// A 3.1.1-only broker answers a v5 CONNECT with the 3.1.1 CONNACK
+    /// "unacceptable protocol version" (`20 02 00 01`). libmosquitto 2.0.11
+    /// reports that to on_connect as 132; 2.0.21 (trixie, and the static
+    /// build) fails it as a malformed v5 CONNACK without calling on_connect.
+    /// So before libmosquitto reads the CONNACK, peek (MSG_PEEK: nothing is
+    /// consumed) for exactly those four bytes, and only then fall back: any
+    /// other malformed CONNACK stays a `.malformed` problem, so a broken or
+    /// hostile broker cannot downgrade the link. Plain TCP only (under TLS the
+    /// bytes are ciphertext; there 2.0.11's callback path still works).
+    private func noticeV311Refusal(_ socket: Int32) {
+        guard protocolVersion == 5, !isConnected, settings.tls == nil else { return }
+        var head: [UInt8] = [0, 0, 0, 0]
+        let n = recv(socket, &head, 4, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        if n == 4 && head == [0x20, 0x02, 0x00, 0x01] { fallbackRequested.store(true, ordering: .releasing) }
+    }
+
+    /// CONNECT with this link's properties: the Session Expiry Interval and
+    /// the Maximum Packet Size on v5, none on 3.1.1. libmosquitto keeps them for `mosquitto_reconnect`.
     private func connectFresh(_ mosq: OpaquePointer) -> Int32 {
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         if protocolVersion == 5 {
             mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
                                          settings.sessionExpirySeconds)
+            if settings.maximumPacketSize > 0 {
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue),
+                                             settings.maximumPacketSize)
+            }
         }
         return mosquitto_connect_bind_v5(mosq, settings.host, Int32(settings.port),
                                          Int32(settings.keepaliveSeconds), nil, properties)

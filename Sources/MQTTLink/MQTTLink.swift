@@ -38,10 +38,16 @@ public final class MQTTLink: @unchecked Sendable {
     let connected = Atomic<Bool>(false)
     /// The CONNACK reason of the last refused connection (0 when none), for logging.
     let lastRefusal = Atomic<Int32>(0)
-    /// Set when a v5 CONNECT was refused for its protocol version (on_connect, or `MQTT311Refusal`).
+    /// Set when a v5 CONNECT was refused for its protocol version (on_connect, or the peeked 3.1.1 CONNACK: `noticeV311Refusal`).
     let fallbackRequested = Atomic<Bool>(false)
-    /// Set by on_connect on success; the network thread resets the backoff.
+    /// Set by on_connect on success; the network thread resets the backoff
+    /// if the connection then lasted `BrokerHealth.stableMs`.
     let established = Atomic<Bool>(false)
+    /// When on_connect last succeeded (monotonic ms), for the backoff reset.
+    let establishedAtMs = Atomic<Int>(0)
+    /// The first error line libmosquitto logged during the current attempt
+    /// (OpenSSL's reason when TLS fails); reset before each attempt.
+    let libraryError = Mutex<String?>(nil)
     /// 5 for MQTT v5, 4 for 3.1.1 after a fallback.
     let protocolLevel = Atomic<Int>(5)
     /// Set by `shutdown`; the network thread stops at its next step.
@@ -78,24 +84,17 @@ public final class MQTTLink: @unchecked Sendable {
     /// refused v5. Any thread.
     public var protocolVersion: Int { protocolLevel.load(ordering: .acquiring) }
 
-    /// Takes every pending event, oldest first. Logs only what the caller
-    /// cannot see (the libmosquitto text of a loss, a broker refusal).
-    /// Main thread.
+    /// Takes every pending event, oldest first. Logs only at debug: the core
+    /// decides what to say about `.problem` (`BrokerHealth`). Main thread.
     public func drainEvents() -> [MQTTEvent] {
         let events = mailbox.drain()
         for event in events {
             switch event {
             case .connected(let sessionPresent):
                 logger.debug("CONNACK from \(settings.host):\(settings.port) (session present: \(sessionPresent)); subscriptions re-sent")
-            case .disconnected(let reason):
-                let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
-                if refusal != 0 {
-                    let text = mosquitto_reason_string(refusal).map { String(cString: $0) } ?? "?"
-                    logger.warning("broker refused the connection: \(text) (\(refusal))")
-                } else if reason != 0 {
-                    logger.info("connection lost: \(MQTTError.text(for: reason)) (\(reason)); reconnecting with backoff")
-                }
-            case .message:
+            case .problem(let problem):
+                logger.debug("not connected: \(problem)")
+            case .disconnected, .message:
                 break
             }
         }
@@ -266,6 +265,7 @@ public final class MQTTLink: @unchecked Sendable {
         mosquitto_disconnect_v5_callback_set(mosq, linkOnDisconnect)
         mosquitto_message_v5_callback_set(mosq, linkOnMessage)
         mosquitto_publish_v5_callback_set(mosq, linkOnPublish)
+        mosquitto_log_callback_set(mosq, linkOnLog)
     }
 
     /// Logs the resolved configuration once (never the password).
@@ -273,6 +273,7 @@ public final class MQTTLink: @unchecked Sendable {
         let s = settings
         var parts = ["broker \(s.host):\(s.port)", "client id \(s.clientID)", "MQTT v5 (3.1.1 fallback)",
                      "keepalive \(s.keepaliveSeconds) s", "session expiry \(s.sessionExpirySeconds) s",
+                     "maximum packet \(s.maximumPacketSize == 0 ? "unlimited" : "\(s.maximumPacketSize) bytes")",
                      "reconnect \(s.reconnectMinSeconds)…\(s.reconnectMaxSeconds) s jittered"]
         if let user = s.username { parts.append("user \(user)" + (s.password == nil ? "" : " (password set)")) }
         if let tls = s.tls {

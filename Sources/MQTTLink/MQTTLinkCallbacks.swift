@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import CMosquitto
+import SpeakerSystem
+import Synchronization
 
 // libmosquitto callbacks. They run on the link's network thread (inside mosquitto_loop), so they
 // are plain global functions (no actor isolation, no captures) and reach the
@@ -25,7 +27,7 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
         link.lastRefusal.store(rc, ordering: .releasing)
         // 132 = v5 "Unsupported Protocol Version"; libmosquitto 2.0.11 also maps a
         // 3.1.1 broker's "unacceptable protocol version" CONNACK to it (2.0.12
-        // and later do not call on_connect for it: see MQTT311Refusal).
+        // and later do not call on_connect for it: see noticeV311Refusal).
         if rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || rc == 1 {
             link.fallbackRequested.store(true, ordering: .releasing)
         }
@@ -35,16 +37,33 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
         mosquitto_subscribe_v5(mosq, nil, topic, 1, 0, nil)
     }
     link.connected.store(true, ordering: .releasing)
+    link.establishedAtMs.store(monotonicMilliseconds(), ordering: .releasing)
     link.established.store(true, ordering: .releasing)
     link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))
 }
 
-/// on_disconnect (v5): report it; the network thread reconnects on its backoff schedule.
+/// on_disconnect (v5): if the connection had been established, report its
+/// end and why (`rc` is a broker DISCONNECT reason or a `MOSQ_ERR_*`; errno
+/// is still the failing call's here). libmosquitto also calls this when an
+/// attempt fails before CONNACK: that is reported by the network thread as a
+/// `.problem`, never as a disconnect. The network thread reconnects.
 func linkOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
                       _ properties: OpaquePointer?) {
-    guard let link = link(userdata) else { return }
-    link.connected.store(false, ordering: .releasing)
+    let savedErrno = errno
+    guard let link = link(userdata), link.connected.exchange(false, ordering: .acquiringAndReleasing) else { return }
     link.mailbox.post(.disconnected(reason: rc))
+    if rc != 0 && !link.stopRequested.load(ordering: .acquiring) {
+        link.mailbox.post(.problem(MQTTReasons.lossProblem(code: rc, savedErrno: savedErrno)))
+    }
+}
+
+/// on_log: keeps the first error-level line of the current attempt (how
+/// libmosquitto reports OpenSSL's reason for a failed TLS handshake).
+func linkOnLog(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ level: Int32,
+               _ text: UnsafePointer<CChar>?) {
+    guard level == Int32(MOSQ_LOG_ERR), let link = link(userdata), let text else { return }
+    let line = String(cString: text)
+    link.libraryError.withLock { if $0 == nil { $0 = line } }
 }
 
 /// on_publish (v5): the PUBACK (QoS 1) or the write (QoS 0) of `mid`.

@@ -23,6 +23,12 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Session Expiry Interval sent on CONNECT: how long the broker keeps the
     /// session (and queues QoS 1 messages) while the speaker is away.
     public var sessionExpirySeconds: UInt32
+    /// MQTT v5 Maximum Packet Size sent on CONNECT: the broker must not send
+    /// the speaker a larger packet (mosquitto drops it), so an oversize
+    /// command never reaches the speaker's memory. The default, 64 KiB, is
+    /// 16 times the command limit, so a moderately oversize command is still
+    /// answered `too-large`. 0 sends no limit. Not available on 3.1.1.
+    public var maximumPacketSize: UInt32
     /// Reconnect backoff floor in seconds (`ReconnectBackoff`; millisecond resolution).
     public var reconnectMinSeconds: Double
     /// Reconnect backoff ceiling in seconds.
@@ -40,6 +46,7 @@ public struct MQTTSettings: Sendable, Equatable {
         will: MQTTWill? = nil,
         subscriptions: [String] = [],
         sessionExpirySeconds: UInt32 = 3600,
+        maximumPacketSize: UInt32 = 65_536,
         reconnectMinSeconds: Double = 0.5,
         reconnectMaxSeconds: Double = 30
     ) {
@@ -53,6 +60,7 @@ public struct MQTTSettings: Sendable, Equatable {
         self.will = will
         self.subscriptions = subscriptions
         self.sessionExpirySeconds = sessionExpirySeconds
+        self.maximumPacketSize = maximumPacketSize
         self.reconnectMinSeconds = reconnectMinSeconds
         self.reconnectMaxSeconds = reconnectMaxSeconds
     }

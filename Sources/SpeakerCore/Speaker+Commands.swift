@@ -4,9 +4,29 @@ extension Speaker {
     /// Handles one `command` payload: decode, de-duplicate, apply, and make
     /// sure exactly one `command/result` goes out (now, or after the engine
     /// has done it and the change is published).
+    ///
+    /// A stored retained command (delivered by the broker on subscribe) is
+    /// ignored: it would run again at every start and reconnect. One warning
+    /// per run says so; no result (its sender is long gone). A command with
+    /// a response topic `ResponseTopicPolicy` refuses is rejected (`malformed`,
+    /// on `command/result` only) and nothing is applied.
     mutating func handleCommand(_ incoming: IncomingCommand, at now: MonotonicInstant) {
+        if incoming.retained {
+            state.retainedCommandsIgnored += 1
+            if state.retainedCommandsIgnored == 1 {
+                effects.append(.log(.warning, "ignoring a retained message on \(topic("command")) (a retained command would run "
+                    + "again at every start); clear it with an empty retained publish to that topic"))
+            }
+            return
+        }
+        var responseTopic = incoming.responseTopic.flatMap { $0.isEmpty ? nil : $0 }
+        var topicRefusal: String?
+        if let requested = responseTopic, let why = ResponseTopicPolicy(config: config).refusal(for: requested) {
+            topicRefusal = "response topic \"\(requested.prefix(64))\" refused: \(why)"
+            responseTopic = nil
+        }
         let origin: (String?) -> PendingCommand = { id in
-            PendingCommand(id: id ?? "", responseTopic: incoming.responseTopic, correlationData: incoming.correlationData)
+            PendingCommand(id: id ?? "", responseTopic: responseTopic, correlationData: incoming.correlationData)
         }
         let envelope: CommandEnvelope
         switch CommandDecoder().decode(incoming.payload) {
@@ -32,6 +52,11 @@ extension Speaker {
             return
         }
         let pending = origin(envelope.id)
+        if let topicRefusal {
+            effects.append(.log(.notice, "command \(envelope.id) rejected: \(topicRefusal)"))
+            finish(.rejected(CommandRejection(id: envelope.id, code: .malformed, message: topicRefusal)), for: pending)
+            return
+        }
         let outcome = withheldRejection().map { ApplyOutcome.rejected($0.0, $0.1) }
             ?? apply(envelope.command, origin: pending, at: now)
         switch outcome {

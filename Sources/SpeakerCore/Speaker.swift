@@ -52,7 +52,7 @@ public struct Speaker: Sendable {
     /// The earliest instant at which a `.tick` has work to do (debounce, long
     /// press, double press, session idle timeout, state save); nil when nothing is due.
     public var nextDeadline: MonotonicInstant? {
-        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt]
+        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt, state.broker.stableDeadline]
             .compactMap { $0 }.min()
     }
 
@@ -72,16 +72,21 @@ public struct Speaker: Sendable {
                 endSession()
             }
             retryReservationIfDue(at: now)
+            logAll(state.broker.advance(to: now))
         case let .command(incoming, now):
             handleCommand(incoming, at: now)
         case let .engine(report, now):
             handleEngineReport(report, at: now)
-        case .mqttConnected:
+        case .mqttConnected(let now):
             state.mqttConnected = true
+            logAll(state.broker.connected(at: now))
             publishChanges()
             republishAll()
-        case .mqttDisconnected:
+        case .mqttDisconnected(let now):
             state.mqttConnected = false
+            state.broker.disconnected(at: now)
+        case .mqttProblem(let problem, _):
+            logAll(state.broker.report(problem, deviceID: config.device.id))
         case .shutdown:
             break  // persistIfDue(force:) below writes anything unsaved
         case let .reconfigure(newConfig, now):
@@ -116,6 +121,10 @@ public struct Speaker: Sendable {
             publishEvent(.knob(delta: detents))
             _ = stepVolume(by: steps)
         }
+    }
+
+    private mutating func logAll(_ lines: [(CoreLogLevel, String)]) {
+        for (level, text) in lines { effects.append(.log(level, text)) }
     }
 
     private mutating func publishEvent(_ payload: InputEventPayload) {

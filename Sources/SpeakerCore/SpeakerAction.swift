@@ -22,11 +22,15 @@ public struct IncomingCommand: Equatable, Sendable {
     public var payload: [UInt8]
     public var responseTopic: String?
     public var correlationData: [UInt8]?
+    /// The broker delivered it as a stored retained message (on subscribe):
+    /// such a command is ignored (`Speaker+Commands`).
+    public var retained: Bool
 
-    public init(payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
+    public init(payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil, retained: Bool = false) {
         self.payload = payload
         self.responseTopic = responseTopic
         self.correlationData = correlationData
+        self.retained = retained
     }
 }
 
@@ -47,6 +51,9 @@ public enum SpeakerAction: Equatable, Sendable {
     case mqttConnected(at: MonotonicInstant)
     /// The MQTT link dropped.
     case mqttDisconnected(at: MonotonicInstant)
+    /// Why the MQTT link is not connected: a failed attempt, or the cause of
+    /// the loss just reported by `.mqttDisconnected` (`BrokerHealth`).
+    case mqttProblem(ConnectionProblem, at: MonotonicInstant)
     /// The process is stopping (SIGTERM): write any unsaved state now.
     case shutdown(at: MonotonicInstant)
     /// A new configuration was loaded (SIGHUP): apply the keys that can

@@ -36,6 +36,10 @@ public struct SpeakerState: Equatable, Sendable {
     public var audio: AudioStatus = .ok
     public var underruns = 0
     public var mqttConnected = false
+    /// Why the broker connection is down, and takeover detection.
+    public var broker = BrokerHealth()
+    /// Retained commands ignored since start (the first one is logged).
+    public var retainedCommandsIgnored = 0
     public var revision: RevisionCounter
     /// Why `session` is not being published (revisions cannot be reserved),
     /// or nil while it is. Shown in `device.problem`, the log and `STATUS=`.

@@ -56,12 +56,14 @@ extension SpeakerRuntime {
             case .connected:
                 logger.info("connected to \(config.mqtt.host):\(config.mqtt.port)")
                 dispatch(.mqttConnected(at: now()))
-            case .disconnected(let reason):
-                logger.notice("disconnected from the broker (reason \(reason)); reconnecting")
+            case .disconnected:
+                logger.info("disconnected from the broker; reconnecting")  // the core logs why (.problem)
                 dispatch(.mqttDisconnected(at: now()))
+            case .problem(let problem):
+                dispatch(.mqttProblem(problem, at: now()))
             case .message(let m) where m.topic == commandTopic:
                 dispatch(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
-                                                  correlationData: m.correlationData), at: now()))
+                                                  correlationData: m.correlationData, retained: m.retain), at: now()))
             case .message(let m) where m.topic == homeAssistantStatus && speaker.config.mqtt.homeAssistant.enabled:
                 // Home Assistant (re)started: it asks every device to announce itself again.
                 if m.payload == Array("online".utf8) {

@@ -94,7 +94,7 @@ extension SpeakerState {
             parts.append(session.intendsPlayback ? "starting \(sound)" : "idle (\(sound) selected)")
         }
         if case .absolute(let level) = volume { parts.append("level \(Int((level * 100).rounded()))%") }
-        parts.append(mqttConnected ? "MQTT connected" : "MQTT connecting")
+        parts.append(broker.statusText(connected: mqttConnected))
         if let withheld = sessionWithheld { parts.append("session NOT published: \(withheld)") }
         return parts.joined(separator: ", ")
     }

@@ -138,7 +138,7 @@ import TestSupport
         let wrong = try LinkHarness(port: broker.port, clientID: "ambient-speaker-wrong", username: "speaker", password: "nope")
         try wrong.link.start()
         #expect(wrong.connected(timeout: 1.5) == nil)
-        #expect(wrong.logs.entries.contains { $0.message.contains("refused") }, "\(wrong.logs.entries.map(\.message))")
+        #expect(wrong.logs.entries.contains { $0.message.contains("rejected the login") }, "\(wrong.logs.entries.map(\.message))")
         wrong.shutdown(timeoutMs: 500)
 
         let right = try LinkHarness(port: broker.port, username: "speaker", password: secret)

@@ -3,6 +3,7 @@ import Testing
 import Glibc
 #endif
 import MQTTLink
+import SpeakerCore
 import SpeakerSystem
 import TestSupport
 
@@ -17,11 +18,13 @@ final class LinkHarness {
     static let command = "ambient-speaker/test/command"
 
     init(port: UInt16, clientID: String = "ambient-speaker-test", will: Bool = true,
-         username: String? = nil, password: String? = nil, tls: MQTTTLS? = nil) throws {
-        let settings = MQTTSettings(
+         username: String? = nil, password: String? = nil, tls: MQTTTLS? = nil,
+         configure: (inout MQTTSettings) -> Void = { _ in }) throws {
+        var settings = MQTTSettings(
             host: "127.0.0.1", port: Int(port), clientID: clientID, username: username, password: password, tls: tls,
             will: will ? MQTTWill(topic: Self.availability, payload: Array("offline".utf8), qos: 1, retain: true) : nil,
             subscriptions: [Self.command])
+        configure(&settings)
         link = try MQTTLink(settings: settings, logger: Logger(component: "mqtt", threshold: .debug, backend: logs))
     }
 
@@ -53,6 +56,17 @@ final class LinkHarness {
         }) else { return nil }
         return reason
     }
+
+    /// Waits for a `.problem` (of `kind`, if given).
+    func problem(_ kind: ConnectionProblem.Kind? = nil, timeout: Double = 5) -> ConnectionProblem? {
+        guard case .problem(let problem)? = next(timeout: timeout, where: {
+            if case .problem(let p) = $0 { return kind == nil || p.kind == kind } else { return false }
+        }) else { return nil }
+        return problem
+    }
+
+    /// Every event seen so far that no wait has taken.
+    var unclaimed: [MQTTEvent] { pending }
 
     /// Waits for a message on `topic`.
     func message(on topic: String, timeout: Double = 5) -> MQTTMessage? {

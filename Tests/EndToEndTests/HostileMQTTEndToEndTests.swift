@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SpeakerProtocol
+import SpeakerSystem
+import Testing
+import TestSupport
+
+/// Issue 11 with the real speaker binary and a real mosquitto: two speakers
+/// with one device id (row 9), a retained command (row 6), a 64 MiB command
+/// (row 3), a response topic aimed at the speaker's own state (row 5) and a
+/// broker that is not there (row 13).
+@Suite struct HostileMQTTEndToEndTests {
+    func waitForLog(_ speaker: SpeakerProcess, timeout: Double, _ body: (String) -> Bool) -> Bool {
+        speaker.waitForLog(timeout: timeout, until: body)
+    }
+
+    static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
+
+    static let takeover = "another client with this speaker's client id took over its session"
+
+    @Test func row9_twoSpeakersWithOneDeviceIDSayWhyAndBackOff() throws {
+        let broker = try TestBroker()
+        let mqtt = #""homeAssistant":{"enabled":false}"#
+        let a = try SpeakerProcess(brokerPort: broker.port, deviceID: "twin", logLevel: "info", mqttConfig: mqtt)
+        let b = try SpeakerProcess(brokerPort: broker.port, deviceID: "twin", logLevel: "info", mqttConfig: mqtt)
+        let named = waitForLog(a, timeout: 60) { $0.contains(Self.takeover) }
+            && waitForLog(b, timeout: 30) { $0.contains(Self.takeover) }
+        #expect(named, "A:\n\(a.log)\nB:\n\(b.log)")
+        for speaker in [a, b] {
+            #expect(Self.count(Self.takeover, in: speaker.log) == 1, "said once:\n\(speaker.log)")
+            #expect(speaker.log.contains("device id \"twin\""))
+            #expect(!speaker.log.contains("connection lost (7)"), "the old errno-style text is gone")
+        }
+        // Backing off: the broker saw far fewer connects than the 61 in 30 s of issue 11.
+        let connects = Self.count("New client connected", in: broker.log)
+        #expect(connects < 30, "\(connects) connects")
+    }
+
+    @Test func row6_aRetainedCommandDoesNotRunAtStart() throws {
+        let broker = try TestBroker()
+        let root = "ambient-speaker/retained"
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe("\(root)/#")
+        try peer.publish(topic: "\(root)/command", string: #"{"id":"old","action":"setVolume","level":0.9}"#, retain: true)
+        #expect(peer.waitForPublishes())
+        let speaker = try SpeakerProcess(brokerPort: broker.port, deviceID: "retained", extraConfig: #""volume":{"initialLevel":0.2}"#,
+                                         logLevel: "info", mqttConfig: #""homeAssistant":{"enabled":false}"#)
+        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        // A live command after it proves the retained one was seen and passed over.
+        try peer.publish(topic: "\(root)/command", string: #"{"id":"live","action":"volumeUp"}"#)
+        let result = peer.waitForMessage(topic: "\(root)/command/result", timeout: 10) { $0.payloadString.contains("\"live\"") }
+        #expect(result != nil, "\(speaker.log)")
+        #expect(!peer.messages(on: "\(root)/command/result").contains { $0.payloadString.contains("\"old\"") })
+        let level = peer.messages(on: "\(root)/device").last.flatMap { try? JSONParser().parse(Array($0.payloadString.utf8)) }?["volume"]?["level"]
+        #expect(level == .number(0.25), "0.2 + one step, never 0.9: \(String(describing: level))")
+        #expect(Self.count("ignoring a retained message", in: speaker.log) == 1, "\(speaker.log)")
+        Self.tearDown(peer, broker)
+    }
+
+    /// Disconnects the peer while its broker still runs. A TestPeer whose
+    /// broker was stopped first crashed in libmosquitto's own loop thread
+    /// (`mosquitto_loop`, loop.c:167) at teardown with the static 2.0.21.
+    static func tearDown(_ peer: TestPeer, _ broker: TestBroker) {
+        peer.disconnect()
+        withExtendedLifetime(broker) {}
+    }
+
+    @Test func row3_a64MiBCommandNeverReachesTheSpeakersMemory() throws {
+        let broker = try TestBroker()
+        let speaker = try SpeakerProcess(brokerPort: broker.port, deviceID: "big", logLevel: "info",
+                                         mqttConfig: #""homeAssistant":{"enabled":false}"#)
+        let root = speaker.topicRoot
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        // Not `\(root)/#`: the peer would receive its own 64 MiB command.
+        try peer.subscribe("\(root)/availability")
+        try peer.subscribe("\(root)/command/result")
+        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        let before = try #require(residentKiB(pid: speaker.process.pid, field: "VmHWM:"))
+        // Sent by mosquitto_pub in its own process: an in-process TestPeer that
+        // published 64 MiB crashed its own libmosquitto loop thread at teardown.
+        try runShell("head -c \(64 << 20) /dev/zero | tr '\\0' '{' | mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 -t '\(root)/command' -s",
+                     logPath: speaker.directory + "/pub.log")
+        try peer.publish(topic: "\(root)/command", string: #"{"id":"after","action":"volumeUp"}"#)
+        let after = peer.waitForMessage(topic: "\(root)/command/result", timeout: 60) { $0.payloadString.contains("\"after\"") }
+        #expect(after != nil, "\(speaker.log)")
+        let peak = try #require(residentKiB(pid: speaker.process.pid, field: "VmHWM:"))
+        print("row 3: speaker peak RSS \(before) KiB before, \(peak) KiB after a 64 MiB command (+\(peak - before) KiB)")
+        #expect(peak - before < 4096, "peak RSS grew by \(peak - before) KiB")
+        #expect(speaker.process.isRunning)
+        Self.tearDown(peer, broker)
+    }
+
+    @Test func row5_aResponseTopicOnTheSpeakersOwnSessionIsRefused() throws {
+        let broker = try TestBroker()
+        let speaker = try SpeakerProcess(brokerPort: broker.port, deviceID: "rt", logLevel: "info",
+                                         mqttConfig: #""homeAssistant":{"enabled":false}"#)
+        let root = speaker.topicRoot
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe("\(root)/#")
+        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        let sessions = peer.messages(on: "\(root)/session").count
+        try peer.publish(topic: "\(root)/command", string: #"{"id":"evil","action":"volumeUp"}"#,
+                         responseTopic: "\(root)/session", correlationData: [1])
+        let result = peer.waitForMessage(topic: "\(root)/command/result", timeout: 10) { $0.payloadString.contains("\"evil\"") }
+        #expect(result?.payloadString.contains(#""code":"malformed""#) == true, "\(String(describing: result?.payloadString))")
+        #expect(peer.messages(on: "\(root)/session").count == sessions, "nothing was published on session")
+        Self.tearDown(peer, broker)
+    }
+
+    @Test func row13_aBrokerThatIsNotThereIsNamedOnceAtWarning() throws {
+        let port = try FreePort.find()  // nothing listens
+        let speaker = try SpeakerProcess(brokerPort: port, deviceID: "alone", logLevel: "info",
+                                         mqttConfig: #""homeAssistant":{"enabled":false}"#)
+        let needle = "not connected to the broker: the broker's port refuses connections: Connection refused"
+        // The first attempts come 0.5 s, then about 1 s and 2 s apart: 5 s holds several.
+        #expect(waitForLog(speaker, timeout: 10) { $0.contains(needle) }, "\(speaker.log)")
+        _ = waitForLog(speaker, timeout: 4) { _ in false }  // several more refused attempts
+        #expect(Self.count(needle, in: speaker.log) == 1, "\(speaker.log)")
+        #expect(speaker.log.contains("<4>main: " + needle), "logged at warning (<4>): \(speaker.log)")
+    }
+}
+
+/// A `/proc/PID/status` field in KiB (`VmHWM:` peak, `VmRSS:` current).
+func residentKiB(pid: pid_t, field: String) -> Int? {
+    guard let text = try? FileIO.readText(path: "/proc/\(pid)/status", maxBytes: 65_536) else { return nil }
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field) }) else { return nil }
+    return Int(line.split(separator: " ").dropFirst().first ?? "")
+}
