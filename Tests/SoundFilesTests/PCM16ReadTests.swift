@@ -22,7 +22,12 @@ import CSndfile
         defer { sf_close(file) }
         var theirs = [Float](repeating: 0, count: channels * 10_000)
         _ = theirs.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, 10_000) }
-        let expected = (0..<(2 * 10_000)).map { k in theirs[(k / 2) * channels + (channels == 2 ? k % 2 : 0)] }
+        // libsndfile's frames as our stereo layout (mono duplicated). Typed
+        // closure: Swift 6.0's type checker gives up on the inferred one.
+        let expected = (0..<(2 * 10_000)).map { (k: Int) -> Float in
+            let channel: Int = channels == 2 ? k % 2 : 0
+            return theirs[(k / 2) * channels + channel]
+        }
         #expect(ours.map(\.bitPattern) == expected.map(\.bitPattern))
     }
 }

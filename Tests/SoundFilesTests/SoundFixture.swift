@@ -46,11 +46,15 @@ final class SoundFixture {
         return p
     }
 
-    /// Writes raw bytes to `name`.
+    /// Writes raw bytes to `name` (the test then fails to read it if the write failed).
+    /// `FILE*` is unwrapped: glibc 2.41 (trixie) declares fwrite/fclose's stream non-null.
     @discardableResult
     func writeBytes(_ name: String, _ bytes: [UInt8]) -> String {
         let p = path(name)
-        let f = fopen(p, "wb")
+        guard let f = fopen(p, "wb") else {
+            Issue.record("fopen \(p): \(String(cString: strerror(errno)))")
+            return p
+        }
         _ = bytes.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, f) }
         fclose(f)
         return p
