@@ -43,8 +43,10 @@ func repositoryRoot(_ file: String = #filePath) -> String {
         let output = (try? Files.readText(log)) ?? ""
         #expect(code == 0, "systemd-analyze security exit \(code.map(String.init) ?? "timeout"):\n\(output)")
         let marker = "Overall exposure level for ambient-speaker.service: "
+        // The figure right after the marker: what follows it is "🙂" or, without
+        // an emoji-capable locale/terminal, ":-)", so never split on ':'.
         let exposure = output.split(separator: "\n").first { $0.contains(marker) }
-            .flatMap { line in line.split(separator: ":").last }
+            .flatMap { line in line.firstRange(of: marker).map { line[$0.upperBound...] } }
             .map { $0.drop(while: { $0 == " " }).prefix(while: { $0 == "." || $0.isNumber }) }
             .flatMap { Double(String($0)) }
         try #require(exposure != nil, "no exposure figure in:\n\(output)")
