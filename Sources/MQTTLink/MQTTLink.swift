@@ -40,11 +40,14 @@ public final class MQTTLink: @unchecked Sendable {
     let lastRefusal = Atomic<Int32>(0)
     /// Set by on_connect when a v5 CONNECT was refused for its protocol version.
     let fallbackRequested = Atomic<Bool>(false)
-    /// Set by on_connect on success; the network thread resets the backoff
-    /// if the connection then lasted `BrokerHealth.stableMs`.
+    /// Set by on_connect on success; the network thread resets the backoff.
     let established = Atomic<Bool>(false)
-    /// When on_connect last succeeded (monotonic ms), for the backoff reset.
-    let establishedAtMs = Atomic<Int>(0)
+    /// Set by the main thread while the core suspects that another client
+    /// with the same client id keeps taking the session over: every
+    /// reconnect then waits at least `patientDelayMs`.
+    let patientReconnects = Atomic<Bool>(false)
+    /// The least wait before a reconnect while `patientReconnects` is set.
+    static let patientDelayMs = 2_000...5_000
     /// The first error line libmosquitto logged during the current attempt
     /// (OpenSSL's reason when TLS fails); reset before each attempt.
     let libraryError = Mutex<String?>(nil)
@@ -83,6 +86,15 @@ public final class MQTTLink: @unchecked Sendable {
     /// The MQTT protocol level in use: 5, or 4 (3.1.1) after the broker
     /// refused v5. Any thread.
     public var protocolVersion: Int { protocolLevel.load(ordering: .acquiring) }
+
+    /// Makes every reconnect wait 2–5 s (jittered) at least, or stops that.
+    /// The core decides (`BrokerHealth.takeoverSuspected`): two clients with
+    /// one id that reconnect at once take each other over forever. Main thread.
+    public func setPatientReconnects(_ patient: Bool) {
+        if patientReconnects.exchange(patient, ordering: .acquiringAndReleasing) != patient {
+            logger.debug(patient ? "reconnecting patiently (2–5 s)" : "reconnecting on the normal schedule")
+        }
+    }
 
     /// Takes every pending event, oldest first. Logs only at debug: the core
     /// decides what to say about `.problem` (`BrokerHealth`). Main thread.

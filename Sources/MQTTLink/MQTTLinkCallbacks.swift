@@ -36,7 +36,6 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
         mosquitto_subscribe_v5(mosq, nil, topic, 1, 0, nil)
     }
     link.connected.store(true, ordering: .releasing)
-    link.establishedAtMs.store(monotonicMilliseconds(), ordering: .releasing)
     link.established.store(true, ordering: .releasing)
     link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))
 }
