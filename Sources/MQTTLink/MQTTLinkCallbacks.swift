@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CMosquitto
-import SpeakerSystem
 import Synchronization
 
 // libmosquitto callbacks. They run on the link's network thread (inside mosquitto_loop), so they
