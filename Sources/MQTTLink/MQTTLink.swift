@@ -61,6 +61,10 @@ public final class MQTTLink: @unchecked Sendable {
     let finished: EventFD
     /// Who frees the client: `running`, then `threadExited` or `abandoned`.
     let ownership = Atomic<Int>(NetworkOwnership.running)
+    /// A random id of this process's link, sent as the MQTT v5 user property
+    /// `publisher` on every publication, so the speaker can tell its own
+    /// retained messages from another client's that uses the same client id.
+    public let instanceID: String
     private(set) var client: OpaquePointer?
     private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
@@ -73,6 +77,8 @@ public final class MQTTLink: @unchecked Sendable {
         self.tracker = try PublishTracker()
         self.wake = try makeEventFD()
         self.finished = try makeEventFD()
+        var random = SystemRandomNumberGenerator()
+        self.instanceID = String(random.next() as UInt64, radix: 16)
     }
 
     /// Readable (POLLIN) while events are pending; poll it from the main
@@ -166,6 +172,9 @@ public final class MQTTLink: @unchecked Sendable {
         guard let mosq = client, isConnected else { return .notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
+        if protocolVersion == 5 {
+            mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), "publisher", instanceID)
+        }
         if let correlationData, protocolVersion == 5 {
             let rc = correlationData.withUnsafeBytes { bytes in
                 mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue),

@@ -67,7 +67,10 @@ extension SpeakerRuntime {
                 dispatch(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                   correlationData: m.correlationData, retained: m.retain), at: now()))
             case .message(let m) where m.topic == "\(config.topicRoot)/session":
-                if m.retain { dispatch(.retainedSessionSeen(m.payload, at: now())) }
+                if m.retain {
+                    let other = m.publisher.map { $0 != mqtt.instanceID } ?? false
+                    dispatch(.retainedSessionSeen(m.payload, otherPublisher: other, at: now()))
+                }
             case .message(let m) where m.topic == homeAssistantStatus && speaker.config.mqtt.homeAssistant.enabled:
                 // Home Assistant (re)started: it asks every device to announce itself again.
                 if m.payload == Array("online".utf8) {

@@ -51,8 +51,10 @@ public struct BrokerHealth: Equatable, Sendable {
     /// broker may still hold the payload of this speaker's previous run; on
     /// every later one it holds what this speaker republished on connecting —
     /// unless someone else has published since.
-    mutating func retainedSessionSeen(_ payload: [UInt8]) {
-        if connections >= 2 && !ownSessions.contains(payload.hashValue) { foreignSessionSeen = true }
+    /// `otherPublisher`: the message carries another process's publisher id
+    /// (two speakers started together can publish byte-identical payloads).
+    mutating func retainedSessionSeen(_ payload: [UInt8], otherPublisher: Bool) {
+        if connections >= 2 && (otherPublisher || !ownSessions.contains(payload.hashValue)) { foreignSessionSeen = true }
     }
 
     public init() {}
