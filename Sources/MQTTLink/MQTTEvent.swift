@@ -34,6 +34,9 @@ public struct MQTTMessage: Sendable, Equatable {
     public var responseTopic: String?
     /// MQTT v5 Correlation Data property, if the sender set one.
     public var correlationData: [UInt8]?
+    /// The MQTT v5 user property `publisher`: the `instanceID` of the
+    /// speaker link that published it (nil from anyone else).
+    public var publisher: String?
 
     /// Creates a message (used by tests and fakes).
     public init(topic: String, payload: [UInt8], qos: Int, retain: Bool = false,

@@ -45,11 +45,7 @@ extension MQTTLink {
             }
             if stopRequested.load(ordering: .acquiring) { break }
             if established.exchange(false, ordering: .acquiringAndReleasing) {
-                // Only a connection that held resets the schedule: a broker that
-                // accepts and then drops at once (a takeover by a client with the
-                // same id, a rejecting proxy) is retried ever more slowly.
-                let lasted = monotonicMilliseconds() - establishedAtMs.load(ordering: .acquiring)
-                if lasted >= BrokerHealth.stableMs { backoff.reset() }
+                backoff.reset()
             } else {
                 let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
                 let problem = MQTTReasons.attemptProblem(code: rc, savedErrno: savedErrno, refusal: refusal,
@@ -65,7 +61,11 @@ extension MQTTLink {
                 fresh = true
                 continue
             }
-            let delay = backoff.nextDelayMs()
+            var delay = backoff.nextDelayMs()
+            if patientReconnects.load(ordering: .acquiring) {
+                // The core suspects a takeover by a client with the same id: stop the ping-pong.
+                delay = max(delay, Int.random(in: Self.patientDelayMs))
+            }
             logger.debug("next connect attempt in \(delay) ms")
             if waitReadable(wake.fd, milliseconds: delay) { wake.drain() }
         }

@@ -40,11 +40,14 @@ public final class MQTTLink: @unchecked Sendable {
     let lastRefusal = Atomic<Int32>(0)
     /// Set when a v5 CONNECT was refused for its protocol version (on_connect, or the peeked 3.1.1 CONNACK: `noticeV311Refusal`).
     let fallbackRequested = Atomic<Bool>(false)
-    /// Set by on_connect on success; the network thread resets the backoff
-    /// if the connection then lasted `BrokerHealth.stableMs`.
+    /// Set by on_connect on success; the network thread resets the backoff.
     let established = Atomic<Bool>(false)
-    /// When on_connect last succeeded (monotonic ms), for the backoff reset.
-    let establishedAtMs = Atomic<Int>(0)
+    /// Set by the main thread while the core suspects that another client
+    /// with the same client id keeps taking the session over: every
+    /// reconnect then waits at least `patientDelayMs`.
+    let patientReconnects = Atomic<Bool>(false)
+    /// The least wait before a reconnect while `patientReconnects` is set.
+    static let patientDelayMs = 2_000...5_000
     /// The first error line libmosquitto logged during the current attempt
     /// (OpenSSL's reason when TLS fails); reset before each attempt.
     let libraryError = Mutex<String?>(nil)
@@ -58,6 +61,10 @@ public final class MQTTLink: @unchecked Sendable {
     let finished: EventFD
     /// Who frees the client: `running`, then `threadExited` or `abandoned`.
     let ownership = Atomic<Int>(NetworkOwnership.running)
+    /// A random id of this process's link, sent as the MQTT v5 user property
+    /// `publisher` on every publication, so the speaker can tell its own
+    /// retained messages from another client's that uses the same client id.
+    public let instanceID: String
     private(set) var client: OpaquePointer?
     private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
@@ -70,6 +77,8 @@ public final class MQTTLink: @unchecked Sendable {
         self.tracker = try PublishTracker()
         self.wake = try makeEventFD()
         self.finished = try makeEventFD()
+        var random = SystemRandomNumberGenerator()
+        self.instanceID = String(random.next() as UInt64, radix: 16)
     }
 
     /// Readable (POLLIN) while events are pending; poll it from the main
@@ -83,6 +92,15 @@ public final class MQTTLink: @unchecked Sendable {
     /// The MQTT protocol level in use: 5, or 4 (3.1.1) after the broker
     /// refused v5. Any thread.
     public var protocolVersion: Int { protocolLevel.load(ordering: .acquiring) }
+
+    /// Makes every reconnect wait 2–5 s (jittered) at least, or stops that.
+    /// The core decides (`BrokerHealth.takeoverSuspected`): two clients with
+    /// one id that reconnect at once take each other over forever. Main thread.
+    public func setPatientReconnects(_ patient: Bool) {
+        if patientReconnects.exchange(patient, ordering: .acquiringAndReleasing) != patient {
+            logger.debug(patient ? "reconnecting patiently (2–5 s)" : "reconnecting on the normal schedule")
+        }
+    }
 
     /// Takes every pending event, oldest first. Logs only at debug: the core
     /// decides what to say about `.problem` (`BrokerHealth`). Main thread.
@@ -154,6 +172,9 @@ public final class MQTTLink: @unchecked Sendable {
         guard let mosq = client, isConnected else { return .notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
+        if protocolVersion == 5 {
+            mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), "publisher", instanceID)
+        }
         if let correlationData, protocolVersion == 5 {
             let rc = correlationData.withUnsafeBytes { bytes in
                 mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue),

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CMosquitto
-import SpeakerSystem
 import Synchronization
 
 // libmosquitto callbacks. They run on the link's network thread (inside mosquitto_loop), so they
@@ -37,7 +36,6 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
         mosquitto_subscribe_v5(mosq, nil, topic, 1, 0, nil)
     }
     link.connected.store(true, ordering: .releasing)
-    link.establishedAtMs.store(monotonicMilliseconds(), ordering: .releasing)
     link.established.store(true, ordering: .releasing)
     link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))
 }
@@ -104,6 +102,16 @@ func decodeMessage(_ raw: UnsafePointer<mosquitto_message>?, _ properties: Opaqu
         correlationData = binary.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(binaryLength))) } ?? []
         free(binary)
     }
-    return MQTTMessage(topic: String(cString: topicPointer), payload: payload, qos: Int(raw.pointee.qos),
-                       retain: raw.pointee.retain, responseTopic: responseTopic, correlationData: correlationData)
+    var publisher: String? = nil
+    var name: UnsafeMutablePointer<CChar>? = nil
+    var value: UnsafeMutablePointer<CChar>? = nil
+    if mosquitto_property_read_string_pair(properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, false) != nil {
+        if let name, let value, String(cString: name) == "publisher" { publisher = String(cString: value) }
+        free(name)
+        free(value)
+    }
+    var message = MQTTMessage(topic: String(cString: topicPointer), payload: payload, qos: Int(raw.pointee.qos),
+                              retain: raw.pointee.retain, responseTopic: responseTopic, correlationData: correlationData)
+    message.publisher = publisher
+    return message
 }

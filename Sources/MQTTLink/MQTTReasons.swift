@@ -113,6 +113,9 @@ enum MQTTReasons {
         case Int32(MOSQ_ERR_ERRNO.rawValue):
             switch savedErrno {
             case ECONNREFUSED: return ConnectionProblem(kind: .refused, detail: words)
+            // libmosquitto sets EPROTO when OpenSSL fails (and has logged why).
+            case EPROTO where libraryError != nil || !connected:
+                return ConnectionProblem(kind: .tls, detail: libraryError ?? words)
             case ETIMEDOUT: return ConnectionProblem(kind: .timeout, detail: words)
             case ECONNRESET, EPIPE:
                 return ConnectionProblem(kind: connected ? .lost : .unreachable, detail: words)

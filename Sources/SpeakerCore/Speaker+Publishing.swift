@@ -86,7 +86,9 @@ extension Speaker {
             session.updatedAt = environment.wallClock().iso8601
             session.clockSynced = environment.clockSynced()
             state.publishedSession = session
-            effects.append(.publish(retained("session", session.json)))
+            let publication = retained("session", session.json)
+            state.broker.publishedOwnSession(publication.payload)
+            effects.append(.publish(publication))
         }
         let ready = resultsAwaitingPublish
         resultsAwaitingPublish = []

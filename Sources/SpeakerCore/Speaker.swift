@@ -87,6 +87,8 @@ public struct Speaker: Sendable {
             state.broker.disconnected(at: now)
         case .mqttProblem(let problem, _):
             logAll(state.broker.report(problem, deviceID: config.device.id))
+        case .retainedSessionSeen(let payload, let otherPublisher, _):
+            state.broker.retainedSessionSeen(payload, otherPublisher: otherPublisher)
         case .shutdown:
             break  // persistIfDue(force:) below writes anything unsaved
         case let .reconfigure(newConfig, now):

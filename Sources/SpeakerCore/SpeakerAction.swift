@@ -54,6 +54,11 @@ public enum SpeakerAction: Equatable, Sendable {
     /// Why the MQTT link is not connected: a failed attempt, or the cause of
     /// the loss just reported by `.mqttDisconnected` (`BrokerHealth`).
     case mqttProblem(ConnectionProblem, at: MonotonicInstant)
+    /// The broker delivered a retained message on this speaker's own
+    /// `session` topic (on subscribe): evidence for `BrokerHealth` of another
+    /// client publishing as this device. `otherPublisher`: the message names
+    /// a publishing process other than this one.
+    case retainedSessionSeen([UInt8], otherPublisher: Bool, at: MonotonicInstant)
     /// The process is stopping (SIGTERM): write any unsaved state now.
     case shutdown(at: MonotonicInstant)
     /// A new configuration was loaded (SIGHUP): apply the keys that can

@@ -59,6 +59,8 @@ extension SpeakerRuntime {
     /// `STATUS=` for the current state (sent only when it changed).
     func updateServiceStatus() {
         service?.update(status: statusText)
+        // The core's verdict on a session takeover slows the link's reconnects.
+        mqtt.setPatientReconnects(speaker.state.broker.takeoverSuspected)
     }
 
     var statusText: String { speaker.state.statusText(mqttConnected: mqtt.isConnected) }

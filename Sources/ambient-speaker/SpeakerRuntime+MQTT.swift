@@ -23,7 +23,9 @@ extension SpeakerRuntime {
             keepaliveSeconds: config.mqtt.keepaliveSeconds, username: config.mqtt.username, password: password,
             tls: config.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
             will: MQTTWill(topic: "\(root)/availability", payload: Array("offline".utf8), qos: 1, retain: true),
-            subscriptions: ["\(root)/command", HomeAssistantDiscovery.statusTopic(config)])
+            subscriptions: ["\(root)/command", HomeAssistantDiscovery.statusTopic(config),
+                            // Its own retained session, to recognise a twin with the same device id (BrokerHealth).
+                            "\(root)/session"])
         return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
     }
 
@@ -64,6 +66,11 @@ extension SpeakerRuntime {
             case .message(let m) where m.topic == commandTopic:
                 dispatch(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                   correlationData: m.correlationData, retained: m.retain), at: now()))
+            case .message(let m) where m.topic == "\(config.topicRoot)/session":
+                if m.retain {
+                    let other = m.publisher.map { $0 != mqtt.instanceID } ?? false
+                    dispatch(.retainedSessionSeen(m.payload, otherPublisher: other, at: now()))
+                }
             case .message(let m) where m.topic == homeAssistantStatus && speaker.config.mqtt.homeAssistant.enabled:
                 // Home Assistant (re)started: it asks every device to announce itself again.
                 if m.payload == Array("online".utf8) {

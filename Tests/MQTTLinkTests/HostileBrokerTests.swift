@@ -125,7 +125,8 @@ import TestSupport
         let broker = try TestBroker(secondListener: ["cafile \(pki.caFile)", "certfile \(pki.serverCert)", "keyfile \(pki.serverKey)"])
         let speaker = try LinkHarness(port: try #require(broker.secondPort), tls: MQTTTLS(caFile: pki.otherCAFile))
         try speaker.link.start()
-        let problem = speaker.problem(timeout: 10)
+        // The first attempt may find the TLS listener not yet listening (refused); wait for the TLS verdict.
+        let problem = speaker.problem(.tls, timeout: 10)
         #expect(problem?.kind == .tls, "\(String(describing: problem))")
         #expect(problem?.detail.contains("certificate verify failed") == true, "\(String(describing: problem))")
         speaker.shutdown(timeoutMs: 300)

@@ -43,12 +43,31 @@ extension [SpeakerEffect] {
                 == "TLS failed: certificate verify failed")
     }
 
+    @Test func row9_aBrokerRestartedAgainAndAgainIsNotATakeover() {
+        var h = Harness()
+        let own = h.send(.start(at: h.now)).publications.last { $0.topic == "ambient-speaker/kitchen/session" }?.payload
+        #expect(own != nil)
+        var warnings: [String] = []
+        for _ in 0..<10 {
+            warnings += h.send(.mqttConnected(at: h.now)).warnings
+            // The broker hands back this speaker's own retained session.
+            h.send(.retainedSessionSeen(own ?? [], otherPublisher: false, at: h.now))
+            h.now = h.now.advanced(byMilliseconds: 1_500)
+            h.send(.mqttDisconnected(at: h.now))
+            warnings += h.send(.mqttProblem(Self.lost, at: h.now)).warnings
+        }
+        #expect(!h.speaker.state.broker.takeoverSuspected)
+        #expect(!warnings.contains { $0.contains("took over") }, "\(warnings)")
+    }
+
     @Test func row9_repeatedShortConnectionsAreATakeoverLoggedOnceUntilStable() {
         var h = Harness()
         h.send(.start(at: h.now))
         var warnings: [String] = []
-        for _ in 0..<6 {
+        for cycle in 0..<6 {
             warnings += h.send(.mqttConnected(at: h.now)).warnings
+            // The twin's session is what the broker holds when this speaker comes back.
+            h.send(.retainedSessionSeen(Array(#"{"id":"twin-\#(cycle)","revision":7}"#.utf8), otherPublisher: false, at: h.now))
             h.now = h.now.advanced(byMilliseconds: 1_500)
             warnings += h.send(.mqttDisconnected(at: h.now)).warnings
             warnings += h.send(.mqttProblem(Self.lost, at: h.now)).warnings
@@ -73,6 +92,19 @@ extension [SpeakerEffect] {
         #expect(cleared.count == 1 && cleared[0].hasPrefix("the connection has been stable for 10 s; cleared:"), "\(cleared)")
         #expect(!h.speaker.state.broker.takeoverSuspected)
         #expect(h.speaker.state.broker.statusText(connected: true) == "MQTT connected")
+    }
+
+    @Test func row9_anIdenticalSessionFromAnotherPublisherIsEvidenceToo() {
+        var h = Harness()
+        let own = h.send(.start(at: h.now)).publications.last { $0.topic == "ambient-speaker/kitchen/session" }?.payload ?? []
+        for _ in 0..<4 {
+            h.send(.mqttConnected(at: h.now))
+            h.send(.retainedSessionSeen(own, otherPublisher: true, at: h.now))
+            h.now = h.now.advanced(byMilliseconds: 600)
+            h.send(.mqttDisconnected(at: h.now))
+            h.send(.mqttProblem(Self.lost, at: h.now))
+        }
+        #expect(h.speaker.state.broker.takeoverSuspected)
     }
 
     @Test func row9_theBrokersTakeoverReasonIsBelievedAtOnce() {

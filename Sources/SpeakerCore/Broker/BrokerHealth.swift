@@ -3,7 +3,8 @@
 /// same client id keeps taking the session over (two speakers configured with
 /// one device id). Decides what is logged — each distinct cause once at
 /// warning when it starts and once when it clears — and what systemd
-/// `STATUS=` shows. Pure value, changed only by `Speaker.reduce`.
+/// `STATUS=` shows, and whether the link should reconnect patiently
+/// (`takeoverSuspected`). Pure value, changed only by `Speaker.reduce`.
 public struct BrokerHealth: Equatable, Sendable {
     /// Why the speaker is not connected now; nil while connected or before
     /// the first failure. Kept while a takeover episode lasts.
@@ -18,19 +19,50 @@ public struct BrokerHealth: Equatable, Sendable {
     /// Whether the connection that just ended was a short one (set on loss,
     /// read by the loss's `ConnectionProblem`).
     private var lastConnectionWasShort = false
+    /// Hashes of the last `ownSessionMemory` `session` payloads this speaker
+    /// published (this run), to recognise its own retained state.
+    private var ownSessions: [Int] = []
+    /// Since the last stable connection, the broker delivered a retained
+    /// `session` on this speaker's own topic that this speaker did not
+    /// publish: someone else publishes as this device.
+    public private(set) var foreignSessionSeen = false
+    /// Connections established since start.
+    private var connections = 0
 
     /// A connection that lasts this long is stable: ends a takeover episode.
-    /// The MQTT link resets its reconnect backoff only after the same time.
     public static let stableMs = 10_000
-    /// This many short connections in a row, each ended by a loss, mean
-    /// another client is using the same client id.
+    /// This many short connections in a row, each ended by a loss, with a
+    /// foreign retained `session` seen meanwhile, mean another client is
+    /// using the same client id. (A broker that is restarted again and again
+    /// also cuts short connection after connection, but it hands back this
+    /// speaker's own retained `session`.)
     public static let takeoverAfter = 3
+    /// How many of its own `session` payloads the speaker remembers.
+    static let ownSessionMemory = 64
+
+    /// Notes a `session` payload this speaker publishes.
+    mutating func publishedOwnSession(_ payload: [UInt8]) {
+        ownSessions.append(payload.hashValue)
+        if ownSessions.count > Self.ownSessionMemory { ownSessions.removeFirst(ownSessions.count - Self.ownSessionMemory) }
+    }
+
+    /// The broker delivered a retained `session` on this speaker's own topic.
+    /// Only from the second connection of a run on: on the first, the
+    /// broker may still hold the payload of this speaker's previous run; on
+    /// every later one it holds what this speaker republished on connecting —
+    /// unless someone else has published since.
+    /// `otherPublisher`: the message carries another process's publisher id
+    /// (two speakers started together can publish byte-identical payloads).
+    mutating func retainedSessionSeen(_ payload: [UInt8], otherPublisher: Bool) {
+        if connections >= 2 && (otherPublisher || !ownSessions.contains(payload.hashValue)) { foreignSessionSeen = true }
+    }
 
     public init() {}
 
     /// The broker accepted the connection. Returns the log lines.
     mutating func connected(at now: MonotonicInstant) -> [(CoreLogLevel, String)] {
         connectedSince = now
+        connections += 1
         guard !takeoverSuspected, let cleared = problem else { return [] }
         problem = nil
         return [(.warning, "connected to the broker again; cleared: \(cleared)")]
@@ -42,9 +74,12 @@ public struct BrokerHealth: Equatable, Sendable {
         connectedSince = nil
         lastConnectionWasShort = now.nanoseconds(since: since) < UInt64(Self.stableMs) * 1_000_000
         shortConnectionsInARow = lastConnectionWasShort ? shortConnectionsInARow + 1 : 0
-        if !lastConnectionWasShort && takeoverSuspected {
-            takeoverSuspected = false
-            problem = nil
+        if !lastConnectionWasShort {
+            foreignSessionSeen = false
+            if takeoverSuspected {
+                takeoverSuspected = false
+                problem = nil
+            }
         }
     }
 
@@ -55,6 +90,7 @@ public struct BrokerHealth: Equatable, Sendable {
               now.nanoseconds(since: since) >= UInt64(Self.stableMs) * 1_000_000 else { return [] }
         takeoverSuspected = false
         shortConnectionsInARow = 0
+        foreignSessionSeen = false
         let cleared = problem.map { "\($0)" } ?? ConnectionProblem.Kind.takenOver.phrase
         problem = nil
         return [(.warning, "the connection has been stable for \(Self.stableMs / 1000) s; cleared: \(cleared)")]
@@ -70,9 +106,10 @@ public struct BrokerHealth: Equatable, Sendable {
     /// likely culprit in the takeover warning. Returns the log lines.
     mutating func report(_ reported: ConnectionProblem, deviceID: String) -> [(CoreLogLevel, String)] {
         var problem = reported
-        if problem.kind == .lost && lastConnectionWasShort && shortConnectionsInARow >= Self.takeoverAfter {
+        if problem.kind == .lost && lastConnectionWasShort && shortConnectionsInARow >= Self.takeoverAfter && foreignSessionSeen {
             problem = ConnectionProblem(kind: .takenOver, detail:
-                "\(shortConnectionsInARow) connections in a row ended within \(Self.stableMs / 1000) s (last: \(reported.detail))")
+                "\(shortConnectionsInARow) connections in a row ended within \(Self.stableMs / 1000) s, "
+                + "and the broker holds a session state on this speaker's topic that it did not publish")
         }
         lastConnectionWasShort = false
         if problem.kind == .takenOver {
@@ -80,7 +117,7 @@ public struct BrokerHealth: Equatable, Sendable {
             guard !takeoverSuspected else { return [] }
             takeoverSuspected = true
             return [(.warning, "\(problem); is another speaker configured with device id \"\(deviceID)\"? "
-                     + "Backing off; each speaker needs its own device id")]
+                     + "Reconnecting every 2–5 s until a connection holds for \(Self.stableMs / 1000) s; each speaker needs its own device id")]
         }
         guard problem != self.problem, !takeoverSuspected else { return [] }
         self.problem = problem
