@@ -81,9 +81,11 @@ import TestSupport
         let proxy = try MQTT311OnlyProxy(upstreamPort: broker.port, v5Reply: reply)
         let speaker = try LinkHarness(port: proxy.port)
         try speaker.link.start()
-        // Two refused attempts: the first, and one more after the backoff.
-        #expect(speaker.disconnected(timeout: 10) != nil)
-        #expect(speaker.disconnected(timeout: 10) != nil)
+        // Two failed attempts, each reported as a connection problem (not a
+        // disconnect: no connection was made): the first, and one more after
+        // the backoff.
+        #expect(speaker.problem(timeout: 10) != nil)
+        #expect(speaker.problem(timeout: 10) != nil)
         #expect(speaker.link.protocolVersion == 5)
         #expect(!speaker.link.isConnected)
         #expect(proxy.counts.refusedV5 >= 2 && proxy.counts.forwarded == 0, "\(proxy.counts)")
