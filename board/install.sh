@@ -241,7 +241,7 @@ if [ -z "$binary" ] && [ -z "$swift_dir" ] && ! command -v swift >/dev/null; the
 fi
 if [ "$toolchain" = apt ]; then
   say "toolchain: Debian's swiftlang $candidate from apt"
-  packages+=(swiftlang)
+  packages+=(swiftlang libc6-dev libstdc++-14-dev)   # swiftlang only recommends the C runtime it links
 elif [ "$toolchain" = swift.org ]; then
   say "toolchain: apt has no swiftlang here; the swift.org $SWIFT_VERSION release"
   # What swift.org lists for its Debian 12 toolchain, plus the tools to fetch and check it.
