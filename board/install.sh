@@ -239,15 +239,20 @@ if [ -z "$binary" ] && [ -z "$swift_dir" ] && ! command -v swift >/dev/null; the
   candidate="$(apt-cache policy swiftlang 2>/dev/null | sed -n 's/^ *Candidate: //p')"
   if [ -n "$candidate" ] && [ "$candidate" != "(none)" ]; then toolchain=apt; else toolchain=swift.org; fi
 fi
+if [ -z "$binary" ]; then
+  # Whatever the toolchain, a static-stdlib link needs the C runtime and libstdc++
+  # (Debian's swiftlang only recommends them).
+  packages+=(libc6-dev)
+  case "$codename" in bookworm) packages+=(libgcc-12-dev libstdc++-12-dev) ;; trixie) packages+=(libgcc-14-dev libstdc++-14-dev) ;; esac
+fi
 if [ "$toolchain" = apt ]; then
   say "toolchain: Debian's swiftlang $candidate from apt"
-  packages+=(swiftlang libc6-dev libstdc++-14-dev)   # swiftlang only recommends the C runtime it links
+  packages+=(swiftlang)
 elif [ "$toolchain" = swift.org ]; then
   say "toolchain: apt has no swiftlang here; the swift.org $SWIFT_VERSION release"
   # What swift.org lists for its Debian 12 toolchain, plus the tools to fetch and check it.
-  packages+=(binutils git gnupg libc6-dev libcurl4-openssl-dev libedit2 libpython3-dev libsqlite3-0
+  packages+=(binutils git gnupg libcurl4-openssl-dev libedit2 libpython3-dev libsqlite3-0
              libxml2-dev libz3-dev tzdata zlib1g-dev curl xz-utils)
-  case "$codename" in bookworm) packages+=(libgcc-12-dev libstdc++-12-dev) ;; trixie) packages+=(libgcc-14-dev libstdc++-14-dev) ;; esac
 fi
 missing=()
 for p in "${packages[@]}"; do
