@@ -1,37 +1,47 @@
 #!/usr/bin/env bash
-# ambient-speaker installer for Raspberry Pi OS Lite 64-bit (Debian bookworm
-# with libgpiod 1.6, or trixie with libgpiod 2.x). Run as root from a clone:
+# ambient-speaker installer for Raspberry Pi OS Lite 64-bit (Debian trixie,
+# or bookworm with libgpiod 1.6). Run as root from a clone or next to a .deb:
 #
 #   sudo board/install.sh [--dac NAME]           install or update (idempotent)
 #   sudo board/install.sh --uninstall [--purge]  remove (--purge: config, state, user too)
 #
-# What it does, each step only when something is missing or different:
+# It prefers, in this order:
+#   a. the Debian package: --deb FILE, else an ambient-speaker_*_<arch>.deb next to this
+#      script or in the repository's dist/ (the newest). apt installs it with its Depends
+#      (a config you already have is kept); the package makes the user, the udev rule and
+#      the state directory, and enables and starts the service (see the README's decisions).
+#   b. building from source with a Swift toolchain: --swift DIR, a `swift` already on the
+#      PATH, Debian's `swiftlang` from apt (trixie has 6.0.3), and only where apt has none
+#      (bookworm) the official swift.org release tarball for this architecture, checked with
+#      swift.org's PGP keys and unpacked to /opt/swift-$SWIFT_VERSION; --binary FILE skips the
+#      toolchain. Steps, each only when something is missing or different:
 #   1. apt packages: libmosquitto, alsa-lib, libgpiod (-dev: the build links them), libsndfile, libsoxr,
 #      alsa-utils, gpiod and mosquitto-clients for troubleshooting
-#   2. a Swift toolchain: an existing `swift` 6.x on the PATH, --swift DIR, or the official
-#      swift.org release tarball for this architecture (debian12 / debian12-aarch64 build, which also
-#      runs on trixie), checked with swift.org's PGP keys, unpacked to /opt/swift-$SWIFT_VERSION
+#   2. the toolchain (above)
 #   3. build: swift build -c release --static-swift-stdlib (the binary then needs no toolchain)
 #   4. install: /usr/local/bin/ambient-speaker, /etc/systemd/system/ambient-speaker.service,
 #      /etc/ambient-speaker/config.json (the default wiring; never overwritten),
 #      /var/lib/ambient-speaker/sounds (drop WAV/FLAC/Ogg files here)
 #   5. system user ambient-speaker in the groups gpio and audio (+ a udev rule giving gpio the chips)
-#   6. with --dac NAME: the dtoverlay line for that DAC hat in config.txt (reboot to apply)
-#   7. systemctl enable --now (restart when the binary or unit changed); skipped without systemd
+#   6. systemctl enable --now (restart when the binary or unit changed); skipped without systemd
+# Either way: with --dac NAME, the dtoverlay line for that DAC hat in config.txt (reboot to apply),
+# and the configuration is checked with `ambient-speaker check-config`.
 #
 # Options:
 #   --dac NAME        hifiberry-dac | hifiberry-dacplus | hifiberry-amp | iqaudio-dacplus |
 #                     iqaudio-digiampplus | justboom-dac | max98357a | allo-boss   (see board/config-txt.md)
+#   --deb FILE        install this ambient-speaker .deb
+#   --build           build from source even when a .deb is at hand
 #   --binary FILE     install this prebuilt binary instead of building (skips the toolchain)
 #   --swift DIR       use the toolchain in DIR (DIR/usr/bin/swift)
 #   --source DIR      the source tree to build (default: this script's repository)
 #   --no-start        install but do not enable/start the service
-#   --uninstall       stop, disable and remove binary, unit, udev rule and the config.txt lines
+#   --uninstall       stop, disable and remove the package (or binary, unit, udev rule) and the config.txt lines
 #   --purge           with --uninstall: also /etc/ambient-speaker, /var/lib/ambient-speaker and the user
 #
-# Environment: SWIFT_VERSION (default 6.3.1), CONFIG_TXT (default /boot/firmware/config.txt,
-# else /boot/config.txt). The script does not care which CPU it runs on beyond picking the
-# toolchain tarball; it is tested in a Debian bookworm root (x86_64) made with debootstrap.
+# Environment: SWIFT_VERSION (default 6.3.1, the swift.org fallback), CONFIG_TXT (default
+# /boot/firmware/config.txt, else /boot/config.txt). Tested in a Debian bookworm root (source
+# install, scripts/test-board-install) and in trixie roots (the .deb, Tests/Package/run).
 set -euo pipefail
 
 SWIFT_VERSION="${SWIFT_VERSION:-6.3.1}"
@@ -46,7 +56,7 @@ MARK_END="# <<< ambient-speaker DAC <<<"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(cd "$here/.." && pwd)"
-dac="" binary="" swift_dir="" start=1 uninstall=0 purge=0
+dac="" binary="" swift_dir="" deb="" build=0 start=1 uninstall=0 purge=0
 
 say() { printf '%s\n' "ambient-speaker install: $*"; }
 die() { printf '%s\n' "ambient-speaker install: error: $*" >&2; exit 1; }
@@ -69,6 +79,8 @@ while (($#)); do
   case "$1" in
     --dac) dac="${2:?--dac needs a NAME}"; shift 2 ;;
     --binary) binary="${2:?--binary needs a FILE}"; shift 2 ;;
+    --deb) deb="${2:?--deb needs a FILE}"; shift 2 ;;
+    --build) build=1; shift ;;
     --swift) swift_dir="${2:?--swift needs a DIR}"; shift 2 ;;
     --source) source_dir="${2:?--source needs a DIR}"; shift 2 ;;
     --no-start) start=0; shift ;;
@@ -84,6 +96,8 @@ if [ -n "$dac" ] && ! overlay_for "$dac" >/dev/null; then
   die "--dac $dac: unknown; expected one of hifiberry-dac hifiberry-dacplus hifiberry-amp iqaudio-dacplus iqaudio-digiampplus justboom-dac max98357a allo-boss"
 fi
 [ -z "$binary" ] || [ -x "$binary" ] || die "--binary $binary: not an executable file"
+[ -z "$deb" ] || [ -f "$deb" ] || die "--deb $deb: no such file"
+[ -z "$deb" ] || ((build == 0)) || die "--deb and --build exclude each other"
 ((purge == 0 || uninstall == 1)) || die "--purge goes with --uninstall"
 
 systemd_running() { [ -d /run/systemd/system ]; }
@@ -114,7 +128,32 @@ install_file() {
   say "installed $dst"
 }
 
+# With --dac: our marked dtoverlay block in config.txt (replaced when it differs).
+apply_dac() {
+  [ -n "$dac" ] || return 0
+  local file line block
+  file="$(config_txt)"
+  line="$(overlay_for "$dac")"
+  block="$(printf '%s\n%s\n%s' "$MARK_BEGIN" "$line" "$MARK_END")"
+  if [ -f "$file" ] && grep -qF "$MARK_BEGIN" "$file" && [ "$(sed -n "\|^$MARK_BEGIN\$|,\|^$MARK_END\$|p" "$file")" = "$block" ]; then
+    say "unchanged $file ($line)"
+  else
+    if [ -f "$file" ]; then remove_overlay_block; fi
+    mkdir -p "$(dirname "$file")"
+    printf '%s\n' "$block" >>"$file"
+    say "added '$line' to $file — reboot to load the overlay"
+  fi
+}
+
+package_state() { dpkg-query -W -f='${Status}' ambient-speaker 2>/dev/null || true; }
+
 if ((uninstall)); then
+  case "$(package_state)" in
+    *" installed"|*" config-files")
+      if ((purge)); then action=purge; else action=remove; fi
+      say "apt-get $action ambient-speaker"
+      DEBIAN_FRONTEND=noninteractive apt-get "$action" -y -qq ambient-speaker >/dev/null ;;
+  esac
   if systemd_running && systemctl list-unit-files ambient-speaker.service >/dev/null 2>&1; then
     systemctl disable --now ambient-speaker.service 2>/dev/null || true
   fi
@@ -134,6 +173,53 @@ if ((uninstall)); then
   exit 0
 fi
 
+# a. The Debian package, when one is given or at hand (and not --build/--binary/--swift).
+arch="$(dpkg --print-architecture)"
+if [ -z "$deb" ] && ((build == 0)) && [ -z "$binary" ] && [ -z "$swift_dir" ]; then
+  best=""
+  for f in "$here"/ambient-speaker_*_"$arch".deb "$source_dir"/dist/ambient-speaker_*_"$arch".deb; do
+    [ -f "$f" ] || continue
+    if [ -z "$deb" ] || dpkg --compare-versions "$(dpkg-deb -f "$f" Version)" gt "$best"; then
+      deb="$f" best="$(dpkg-deb -f "$f" Version)"
+    fi
+  done
+fi
+if [ -n "$deb" ]; then
+  deb="$(realpath "$deb")"
+  deb_arch="$(dpkg-deb -f "$deb" Architecture)"
+  [ "$deb_arch" = "$arch" ] || die "$deb is for $deb_arch, this system is $arch"
+  deb_version="$(dpkg-deb -f "$deb" Version)"
+  # A source install's files would shadow the package's (/etc over /usr/lib, /usr/local over /usr).
+  for f in "$UNIT" "$PREFIX/bin/ambient-speaker" "$UDEV_RULE"; do
+    if [ -e "$f" ]; then rm -f "$f"; say "removed $f (from a source install; the package replaces it)"; fi
+  done
+  if [ "$(package_state) $(dpkg-query -W -f='${Version}' ambient-speaker 2>/dev/null || true)" = "install ok installed $deb_version" ]; then
+    say "ambient-speaker $deb_version (package) already installed"
+  else
+    say "apt-get install $deb"
+    apt-get update -qq
+    # confold: a config.json that is already there (edited, or from a source install) is kept.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+      "$deb" alsa-utils gpiod mosquitto-clients >/dev/null
+    say "installed ambient-speaker $deb_version from $deb"
+  fi
+  if ((start == 0)) && systemd_running; then
+    systemctl disable --now --quiet ambient-speaker.service
+    say "service disabled and stopped (--no-start)"
+  fi
+  apply_dac
+  /usr/bin/ambient-speaker check-config "$CONFIG_DIR/config.json" >/dev/null \
+    || die "$CONFIG_DIR/config.json does not validate (ambient-speaker check-config $CONFIG_DIR/config.json)"
+  say "configuration valid"
+  if ! systemd_running; then say "systemd is not running here (a chroot?): the service starts at the next boot"; fi
+  say "done"
+  exit 0
+fi
+case "$(package_state)" in
+  *" installed") die "the ambient-speaker package is installed: update it with --deb FILE, or remove it first (--uninstall)" ;;
+esac
+
 # 1. Distribution and packages.
 # shellcheck disable=SC1091
 . /etc/os-release
@@ -147,11 +233,26 @@ say "$PRETTY_NAME ($codename, $gpiod_note), $(uname -m)"
 
 packages=(libmosquitto-dev libasound2-dev libgpiod-dev libsndfile1-dev libsoxr-dev pkg-config
           alsa-utils gpiod mosquitto-clients adduser ca-certificates)
+toolchain=""   # apt: Debian's swiftlang; swift.org: the release tarball
 if [ -z "$binary" ] && [ -z "$swift_dir" ] && ! command -v swift >/dev/null; then
-  # What swift.org lists for its Debian 12 toolchain, plus the tools to fetch and check it.
-  packages+=(binutils git gnupg libc6-dev libcurl4-openssl-dev libedit2 libpython3-dev libsqlite3-0
-             libxml2-dev libz3-dev tzdata zlib1g-dev curl xz-utils)
+  apt-get update -qq
+  candidate="$(apt-cache policy swiftlang 2>/dev/null | sed -n 's/^ *Candidate: //p')"
+  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ]; then toolchain=apt; else toolchain=swift.org; fi
+fi
+if [ -z "$binary" ]; then
+  # Whatever the toolchain, a static-stdlib link needs the C runtime and libstdc++
+  # (Debian's swiftlang only recommends them).
+  packages+=(libc6-dev)
   case "$codename" in bookworm) packages+=(libgcc-12-dev libstdc++-12-dev) ;; trixie) packages+=(libgcc-14-dev libstdc++-14-dev) ;; esac
+fi
+if [ "$toolchain" = apt ]; then
+  say "toolchain: Debian's swiftlang $candidate from apt"
+  packages+=(swiftlang)
+elif [ "$toolchain" = swift.org ]; then
+  say "toolchain: apt has no swiftlang here; the swift.org $SWIFT_VERSION release"
+  # What swift.org lists for its Debian 12 toolchain, plus the tools to fetch and check it.
+  packages+=(binutils git gnupg libcurl4-openssl-dev libedit2 libpython3-dev libsqlite3-0
+             libxml2-dev libz3-dev tzdata zlib1g-dev curl xz-utils)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -169,7 +270,7 @@ fi
 if [ -z "$binary" ]; then
   if [ -n "$swift_dir" ]; then
     swift="$swift_dir/usr/bin/swift"
-  elif command -v swift >/dev/null; then
+  elif command -v swift >/dev/null; then   # also Debian's swiftlang, just installed
     swift="$(command -v swift)"
   else
     case "$(uname -m)" in
@@ -234,20 +335,7 @@ fi
 install -d -m 0750 -o "$USER_NAME" -g "$USER_NAME" "$STATE_DIR"
 install -d -m 0755 -o "$USER_NAME" -g "$USER_NAME" "$STATE_DIR/sounds"
 
-# 6. DAC overlay.
-if [ -n "$dac" ]; then
-  file="$(config_txt)"
-  line="$(overlay_for "$dac")"
-  block="$(printf '%s\n%s\n%s' "$MARK_BEGIN" "$line" "$MARK_END")"
-  if [ -f "$file" ] && grep -qF "$MARK_BEGIN" "$file" && [ "$(sed -n "\|^$MARK_BEGIN\$|,\|^$MARK_END\$|p" "$file")" = "$block" ]; then
-    say "unchanged $file ($line)"
-  else
-    [ -f "$file" ] && remove_overlay_block
-    mkdir -p "$(dirname "$file")"
-    printf '%s\n' "$block" >>"$file"
-    say "added '$line' to $file — reboot to load the overlay"
-  fi
-fi
+apply_dac
 
 "$PREFIX/bin/ambient-speaker" check-config "$CONFIG_DIR/config.json" >/dev/null \
   || die "$CONFIG_DIR/config.json does not validate (ambient-speaker check-config $CONFIG_DIR/config.json)"

@@ -4,7 +4,7 @@ import Glibc
 import Testing
 import TestSupport
 
-/// board/: install.sh passes shellcheck and installs for real in a Debian
+/// board/: install.sh (and the packaging scripts) pass shellcheck and installs for real in a Debian
 /// bookworm root made with debootstrap (scripts/test-board-install; cached
 /// under /var/cache/ambient-speaker-debootstrap after the first run).
 @Suite(.serialized) struct BoardKitTests {
@@ -12,7 +12,8 @@ import TestSupport
         let root = repositoryRoot()
         let log = "/tmp/shellcheck-\(getpid()).log"
         defer { unlink(log) }
-        let code = try Files.shell("shellcheck '\(root)/board/install.sh' '\(root)/scripts/test-board-install'", logPath: log, timeout: 120)
+        let scripts = ["board/install.sh", "scripts/test-board-install", "scripts/package", "scripts/root-run", "Tests/Package/run"]
+        let code = try Files.shell("shellcheck " + scripts.map { "'\(root)/\($0)'" }.joined(separator: " "), logPath: log, timeout: 120)
         #expect(code == 0, "shellcheck (exit \(code.map(String.init) ?? "timeout")):\n\((try? Files.readText(log)) ?? "")")
     }
 
