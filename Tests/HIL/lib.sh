@@ -56,19 +56,20 @@ hil_copy_with_libs() {  # stage, root, binary, dest dir
   done
 }
 
-# Makes the initramfs for one speaker build and prints its path. Tools
-# (mosquitto, its clients, arecord, amixer) and /usr/share/alsa come from
-# TOOLS_ROOT, the speaker's libraries from SPEAKER_ROOT; busybox and hil-probe
-# are static. LABEL names the build in every check line ("v1", "arm64-v2"); the
-# guest checks that the speaker reports the libgpiod API the label ends with.
-hil_initramfs() {  # label, speaker binary, speaker root, tools root, busybox, hil-probe
-  local label=$1 bin=$2 speaker_root=$3 tools=$4 busybox=$5 probe=$6 stage t a
+# Makes the initramfs for one speaker build and prints its path. The tools
+# (mosquitto, its clients, arecord, amixer), /usr/share/alsa and every library
+# come from USERLAND, a root of the guest's architecture (/ on x86-64); busybox
+# and hil-probe are static. LABEL names the build in every check line ("v1",
+# "arm64-v2"); the guest checks that the speaker reports the libgpiod API the
+# label ends with.
+hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
+  local label=$1 bin=$2 tools=$3 busybox=$4 probe=$5 stage t a
   stage="$(mktemp -d "$work/stage-$label.XXXXXX")"
   chmod 755 "$stage"  # mosquitto drops privileges: a 0700 root makes it fail ("denied by tcpd")
   mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc,tmp,proc,sys,dev,run,hil,usr/share}
   install -m 755 "$busybox" "$stage/bin/busybox"
   for a in $("$busybox" --list); do [ -e "$stage/bin/$a" ] || ln -s busybox "$stage/bin/$a"; done
-  hil_copy_with_libs "$stage" "$speaker_root" "$bin" bin
+  hil_copy_with_libs "$stage" "$tools" "$bin" bin
   for t in usr/sbin/mosquitto usr/bin/mosquitto_sub usr/bin/mosquitto_pub usr/bin/arecord usr/bin/amixer; do
     hil_copy_with_libs "$stage" "$tools" "$tools/$t" bin
   done
