@@ -41,16 +41,17 @@ hil_find_lib() {  # root, soname
 # the ELF headers with readelf, so it works for a foreign architecture too.
 hil_copy_with_libs() {  # stage, root, binary, dest dir
   local stage=$1 root=$2 todo=("$3") seen=" " elf lib interp
-  install -D -m 755 "$3" "$1/$4/$(basename "$3")"
+  install -D -m 755 "$3" "$1/$4/$(basename "$3")" || return 1
   interp="$(readelf -lW "$3" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')"
-  [ -z "$interp" ] || [ -e "$stage$interp" ] || install -D -m 755 "$(readlink -f "$root$interp")" "$stage$interp"
+  [ -z "$interp" ] || [ -e "$stage$interp" ] || install -D -m 755 "$(readlink -f "$root$interp")" "$stage$interp" \
+    || return 1
   while ((${#todo[@]})); do
     elf=${todo[0]}; todo=("${todo[@]:1}")
     for lib in $(readelf -dW "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
       case "$seen" in *" $lib "*) continue ;; esac
       seen="$seen$lib "
       lib="$(hil_find_lib "$root" "$lib")" || return 1
-      [ -e "$stage$lib" ] || install -D -m 755 "$(readlink -f "$root$lib")" "$stage$lib"
+      [ -e "$stage$lib" ] || install -D -m 755 "$(readlink -f "$root$lib")" "$stage$lib" || return 1
       todo+=("$stage$lib")
     done
   done
@@ -67,14 +68,14 @@ hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
   stage="$(mktemp -d "$work/stage-$label.XXXXXX")"
   chmod 755 "$stage"  # mosquitto drops privileges: a 0700 root makes it fail ("denied by tcpd")
   mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc,tmp,proc,sys,dev,run,hil,usr/share}
-  install -m 755 "$busybox" "$stage/bin/busybox"
+  install -m 755 "$busybox" "$stage/bin/busybox" || return 1
   for a in $("$busybox" --list); do [ -e "$stage/bin/$a" ] || ln -s busybox "$stage/bin/$a"; done
-  hil_copy_with_libs "$stage" "$tools" "$bin" bin
+  # Callers test this function in an `if`, where set -e is off: every step checks.
+  hil_copy_with_libs "$stage" "$tools" "$bin" bin || return 1
   for t in usr/sbin/mosquitto usr/bin/mosquitto_sub usr/bin/mosquitto_pub usr/bin/arecord usr/bin/amixer; do
-    hil_copy_with_libs "$stage" "$tools" "$tools/$t" bin
+    hil_copy_with_libs "$stage" "$tools" "$tools/$t" bin || return 1
   done
-  install -m 755 "$probe" "$stage/bin/hil-probe"
-  cp -a "$tools/usr/share/alsa" "$stage/usr/share/"
+  install -m 755 "$probe" "$stage/bin/hil-probe" && cp -a "$tools/usr/share/alsa" "$stage/usr/share/" || return 1
   printf 'root:x:0:0:root:/root:/bin/sh\nmosquitto:x:100:101::/tmp:/bin/false\nspeaker:x:1000:1000::/tmp:/bin/sh\nnobody:x:65534:65534::/tmp:/bin/false\n' > "$stage/etc/passwd"
   printf 'root:x:0:\naudio:x:29:\nmosquitto:x:101:\ngpio:x:997:\nspeaker:x:1000:\nnogroup:x:65534:\n' > "$stage/etc/group"
   printf '127.0.0.1 localhost\n' > "$stage/etc/hosts"
@@ -82,7 +83,7 @@ hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
   install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/as-speaker" "$stage/hil/"
   install -m 644 "$here"/guest/*.json "$stage/hil/"
   echo "$label" > "$stage/hil/variant"
-  (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs-$label.cpio.gz"
+  (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs-$label.cpio.gz" || return 1
   rm -rf "$stage"
   echo "$work/initramfs-$label.cpio.gz"
 }
