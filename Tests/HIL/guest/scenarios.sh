@@ -1,8 +1,8 @@
 #!/bin/sh
 # HIL scenarios, run inside the VM by /init against real drivers: gpio-sim
 # chips (two banks: the header's GPIO0..31 on the *second* chip, as on a Pi 5),
-# snd-aloop and snd-dummy's mixer. Prints "HIL PASS|FAIL [variant] name" per check, then
-# "HIL RESULT [variant] N passed, N failed".
+# snd-aloop and snd-dummy's mixer, on any architecture. Prints
+# "HIL PASS|FAIL [variant] name" per check, then "HIL RESULT [variant] N passed, N failed".
 V=$(cat /hil/variant)
 P=0; F=0
 pass() { echo "HIL PASS [$V] $1"; P=$((P + 1)); }
@@ -61,8 +61,13 @@ expect_refusal() {
     else fail "$name" "exit $rc, output: $(tr '\n' ' ' < /tmp/refusal.log | cut -c1-400)"; fi
 }
 
-# --- 1. devices: GPIO17 is on the second chip ----------------------------------
+# --- 1. devices: the build's libgpiod API; GPIO17 is on the second chip ----------
 ambient-speaker devices > /tmp/devices.txt 2>&1
+# The variant label ends with the API it was built for ("v1", "arm64-v2"): a v2
+# build must not have fallen back to a system v1 (or the other way round).
+API=${V##*-}
+grep -q "($API API)" /tmp/devices.txt && pass "devices reports the libgpiod $API API" \
+    || fail "devices reports the libgpiod $API API" "$(grep -i libgpiod /tmp/devices.txt)"
 info "$(grep -E 'GPIO chips|gpiochip' /tmp/devices.txt | tr '\n' ';')"
 if awk -v chip="$CHIPB" '$1 == chip { in_b = 1; next } /^  gpiochip/ { in_b = 0 } in_b && $2 == "GPIO17" { found = 1 } END { exit !found }' /tmp/devices.txt
 then pass "devices lists GPIO17 on the second chip ($CHIPB)"; else fail "devices lists GPIO17 on $CHIPB" "$(cat /tmp/devices.txt)"; fi
