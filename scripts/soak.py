@@ -251,8 +251,13 @@ def main():
     os.makedirs(f"{work}/sounds")
     write_config(0)
     watcher = Watcher(broker.port, root)
-    speaker = subprocess.Popen([binary, "run", "--config", config_path, "--log-level", "info"],
-                               stdout=subprocess.DEVNULL, stderr=open(f"{work}/speaker.log", "wb"))
+    def launch():
+        return subprocess.Popen([binary, "run", "--config", config_path, "--log-level", "info"],
+                                stdout=subprocess.DEVNULL, stderr=open(f"{work}/speaker.log", "ab"))
+
+    speaker = launch()
+    power_cuts = 0
+    warm_step = None  # the step at which this process's warm-up ends
     expected = {}   # id -> results expected
     sent_at = {}    # id -> real time of the last send
     counts = {"commands": 0, "hostile": 0, "presses": 0, "turns": 0, "sighups": 0, "duplicates": 0}
@@ -308,16 +313,27 @@ def main():
             if disk_until is not None and step >= disk_until:
                 disk.free()
                 disk_until = None
-            if roll < 0.004:                                   # broker restart
+            if roll < 0.003:                                   # power cut: kill -9, start again
+                quiesce()
+                speaker.kill()
+                speaker.wait()
+                before = watcher.online_count
+                speaker = launch()
+                power_cuts += 1
+                rss["warm"] = None
+                warm_step = step + 100
+                if not watcher.wait(lambda: watcher.online_count > before, 20):
+                    violations.append(f"step {step}: speaker not back online 20 s after a power cut")
+            elif roll < 0.007:                                 # broker restart
                 quiesce()
                 before = watcher.online_count
                 broker.restart(rng.uniform(0.1, 1.5))
                 if not watcher.wait(lambda: watcher.online_count > before, 20):
                     violations.append(f"step {step}: speaker not back online 20 s after a broker restart")
-            elif roll < 0.007 and disk_until is None:          # disk-full episode
+            elif roll < 0.010 and disk_until is None:          # disk-full episode
                 disk.fill()
                 disk_until = step + rng.randint(50, 400)
-            elif roll < 0.012:                                 # SIGHUP with changed live keys
+            elif roll < 0.015:                                 # SIGHUP with changed live keys
                 write_config(step)
                 speaker.send_signal(signal.SIGHUP)
                 counts["sighups"] += 1
@@ -365,7 +381,7 @@ def main():
             else:
                 audio_mark = None
             kb = rss_kb(speaker.pid)
-            if rss["warm"] is None and sim_s >= warm_at:
+            if rss["warm"] is None and sim_s >= warm_at and (warm_step is None or step >= warm_step):
                 rss["warm"] = kb
             if rss["warm"] is not None:
                 rss["min"] = min(rss["min"] or kb, kb)
@@ -400,9 +416,16 @@ def main():
     log(f"seed {seed}: {sim_s / 3600:.1f} simulated hours in {real / 60:.1f} real minutes ({step} steps)")
     log(f"commands {counts['commands']} valid + {counts['hostile']} hostile + {counts['duplicates']} duplicate ids, "
         f"presses {counts['presses']}, knob turns {counts['turns']}, SIGHUPs {counts['sighups']}")
-    log(f"broker restarts {broker.restarts}, disk-full episodes {disk.episodes}, sessions seen {watcher.sessions}, "
+    log(f"broker restarts {broker.restarts}, power cuts (kill -9) {power_cuts}, disk-full episodes {disk.episodes}, "
+        f"sessions seen {watcher.sessions}, "
         f"last revision {watcher.max_rev}, audio {audio.bytes / 192000:.0f} s of 48 kHz stereo S16")
-    log(f"RSS start {rss['start']} kB, after warm-up {rss['warm']} kB (range {rss['min']}-{rss['max']}), end {rss['end']} kB")
+    log(f"RSS start {rss['start']} kB, after warm-up {rss['warm']} kB (of the last process; range after warm-up over "
+        f"all processes {rss['min']}-{rss['max']}), end {rss['end']} kB")
+    refused = sum(1 for v in watcher.results.values() for p in v if "state-unavailable" in p)
+    with open(f"{work}/speaker.log", "rb") as f:
+        text = f.read()
+    log(f"session publishing stopped {text.count(b'session publishing stopped')} times, resumed "
+        f"{text.count(b'session publishing resumed')} times; {refused} commands refused with state-unavailable")
     for v in violations[:50]:
         log(f"VIOLATION {v}")
     log(f"violations {len(violations)}; speaker log: {work}/speaker.log")
