@@ -18,7 +18,8 @@ import TestSupport
         #expect(mkdir(daemon.stateDirectory, 0o755) == 0)
         #expect(mkfifo(daemon.statePath, 0o600) == 0)
         #expect(mkfifo(daemon.stateDirectory + "/revision", 0o600) == 0)
-        try daemon.start()
+        let notify = try NotifyListener(path: daemon.directory + "/notify.sock")
+        try daemon.start(environment: [notify.environment])
         let root = daemon.topicRoot
         try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 20) { $0.payloadString == "online" } != nil,
                      "start-up blocked:\n\(daemon.log)")
@@ -27,6 +28,8 @@ import TestSupport
         let device = try JSONParser().parse(peer.messages(on: "\(root)/device").last?.payload ?? [])
         #expect(device["problem"]?.stringValue?.contains("a FIFO, not a regular file") == true, "\(device.jsonText)")
         #expect(peer.messages(on: "\(root)/session").isEmpty, "no base to count revisions from: session withheld")
+        #expect(notify.wait(timeout: 10) { $0.contains("STATUS=") && $0.contains("session NOT published") } != nil,
+                "systemd STATUS= says why")
         let started = Monotonic.nanoseconds()
         daemon.process?.send(SIGTERM)
         #expect(daemon.process?.waitForExit(timeout: 10) == 0)
