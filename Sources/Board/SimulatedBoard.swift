@@ -26,6 +26,12 @@ public final class SimulatedBoard {
     public let stepMilliseconds: Int
     /// Pause before a command queued behind unfinished edges.
     public let commandGapMilliseconds: Int
+    /// Most edges waiting to be delivered; a command that would queue more
+    /// is refused (`error: busy …`), so a flood of `turn +100` cannot grow
+    /// memory without bound. 4,096 edges is ~12 s of turning at 3 ms a step.
+    public let maxPendingEdges: Int
+    /// Most amp pulses kept in ``pulseLog`` (the oldest are dropped).
+    public static let pulseLogLimit = 4_096
 
     private let loop: EventLoop
     private let logger: Logger
@@ -51,7 +57,7 @@ public final class SimulatedBoard {
     public init(
         loop: EventLoop, logger: Logger,
         pressMilliseconds: Int = 50, stepMilliseconds: Int = 3, commandGapMilliseconds: Int = 50,
-        seed: UInt64 = 0x5EED_B0A4D,
+        maxPendingEdges: Int = 4_096, seed: UInt64 = 0x5EED_B0A4D,
         onEdge: @escaping (LineEdge) -> Void
     ) {
         self.loop = loop
@@ -60,6 +66,7 @@ public final class SimulatedBoard {
         self.pressMilliseconds = max(1, pressMilliseconds)
         self.stepMilliseconds = max(1, stepMilliseconds)
         self.commandGapMilliseconds = max(1, commandGapMilliseconds)
+        self.maxPendingEdges = max(16, maxPendingEdges)
         self.bounce = ContactBounce(seed: seed)
         self.onEdge = onEdge
         logger.info("simulated board: press \(self.pressMilliseconds) ms, quadrature step \(self.stepMilliseconds) ms, "
@@ -89,6 +96,10 @@ public final class SimulatedBoard {
     /// Runs a parsed command; the reply as for ``handle(command:)``.
     public func perform(_ command: BoardCommand) -> Result<String, BoardCommandError> {
         let press = UInt64(pressMilliseconds) * 1_000_000
+        if let edges = command.edgeCount, pending.count + edges > maxPendingEdges {
+            return .failure(BoardCommandError("busy: \(pending.count) edges still queued and this command adds \(edges) "
+                                              + "(at most \(maxPendingEdges)); send it again once they have played out"))
+        }
         switch command {
         case .press(let line):
             if let error = require(line, down: false, for: "press") { return .failure(error) }
@@ -211,7 +222,23 @@ extension SimulatedBoard: AmpStepLines {
             pulseStarts[up] = at
         } else if let start = pulseStarts.removeValue(forKey: up) {
             pulseLog.append(AmpPulseRecord(up: up, start: start, end: at))
+            if pulseLog.count > Self.pulseLogLimit + Self.pulseLogLimit / 4 {
+                pulseLog.removeFirst(pulseLog.count - Self.pulseLogLimit)
+            }
             recordPulse(up: up)
+        }
+    }
+}
+
+extension BoardCommand {
+    /// How many edges the command queues (before contact bounce), nil for
+    /// commands that queue none.
+    var edgeCount: Int? {
+        switch self {
+        case .press, .hold: return 2
+        case .down, .up: return 1
+        case .turn(let detents): return 4 * abs(detents)
+        case .bounce, .pulses: return nil
         }
     }
 }

@@ -86,6 +86,12 @@ public struct RevisionCounter: Equatable, Sendable {
     public mutating func reservationDue() -> UInt64? {
         guard standing == .reserved, reservedThrough < Self.maximum,
               reservedThrough - min(current, reservedThrough) < Self.blockSize / 2 else { return nil }
+        return askForNextBlock()
+    }
+
+    /// Marks a reservation one block beyond the current one (clamped to
+    /// `maximum`, never overflowing) as on its way, and returns its end.
+    private mutating func askForNextBlock() -> UInt64 {
         let (end, overflow) = reservedThrough.addingReportingOverflow(Self.blockSize)
         let through = overflow ? Self.maximum : min(end, Self.maximum)
         standing = .reserving(through: through)
@@ -126,13 +132,6 @@ public struct RevisionCounter: Equatable, Sendable {
     /// it and answers). Nil when nothing failed.
     public mutating func retry() -> UInt64? {
         guard case .failed = standing else { return nil }
-        standing = .reserved
-        return reservationDue() ?? {
-            // More than half a block was still reserved: ask for the next one anyway.
-            let (end, overflow) = reservedThrough.addingReportingOverflow(Self.blockSize)
-            let through = overflow ? Self.maximum : min(end, Self.maximum)
-            standing = .reserving(through: through)
-            return through
-        }()
+        return askForNextBlock()
     }
 }

@@ -47,7 +47,8 @@ extension Speaker {
             return
         }
         if state.outstanding.values.contains(where: { $0?.id == envelope.id })
-            || resultsAwaitingPublish.contains(where: { $0.0.id == envelope.id }) {
+            || resultsAwaitingPublish.contains(where: { $0.0.id == envelope.id })
+            || state.pendingLevels.values.contains(where: { $0.origin?.id == envelope.id }) {
             effects.append(.log(.debug, "command \(envelope.id) is a duplicate of one in progress; its result follows"))
             return
         }

@@ -10,6 +10,12 @@ extension Speaker {
         let level = Self.tidy(min(max(reported, 0), config.volume.maxLevel))
         if level < reported {
             effects.append(.log(.notice, "volume set to \(reported) outside the speaker; limited to maxLevel \(level)"))
+            if config.volume.mode == .alsaMixer {
+                // The element is at `reported` until the write back down is confirmed.
+                state.volume = .absolute(level: Self.tidy(min(max(reported, 0), 1)))
+                requestMixerLevel(level, origin: nil)
+                return
+            }
             effects.append(.audio(.setLevel(level)))
         }
         if level != current { state.volume = .absolute(level: level) }

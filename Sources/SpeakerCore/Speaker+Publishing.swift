@@ -51,14 +51,14 @@ extension Speaker {
         // the next command is refused before it changes anything.
         let withheld = state.sessionWithheld
         noteRevisionStanding()
-        if withheld != state.sessionWithheld, state.outstanding.isEmpty {
+        if withheld != state.sessionWithheld, state.outstanding.isEmpty, state.pendingLevels.isEmpty {
             state.publishedDevice = deviceDescriptor
             effects.append(.publish(retained("device", deviceDescriptor.json)))
         }
     }
 
     private mutating func publishPending() {
-        guard state.outstanding.isEmpty else { return }
+        guard state.outstanding.isEmpty, state.pendingLevels.isEmpty else { return }
         if state.publishedCatalog != state.catalog {
             state.publishedCatalog = state.catalog
             effects.append(.publish(retained("catalog", .array(state.catalog.map(\.json)))))

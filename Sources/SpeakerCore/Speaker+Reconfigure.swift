@@ -61,7 +61,7 @@ extension Speaker {
         config.session.resumeOnBoot = new.session.resumeOnBoot
         config.mqtt.homeAssistant.enabled = new.mqtt.homeAssistant.enabled
         if case .absolute(let level) = state.volume, level > config.volume.maxLevel {
-            _ = setVolume(level)  // clamps to the new maximum
+            _ = setVolume(level, origin: nil)  // clamps to the new maximum
         }
         if !live.isEmpty {
             effects.append(.log(.notice, "configuration reloaded: applied \(live.joined(separator: ", "))"))

@@ -27,9 +27,9 @@ extension Speaker {
             }
             if index == state.selectedIndex && state.session.intendsPlayback { return .done(level: nil) }
             return select(index: index, origin: origin)
-        case .setVolume(let level): return setVolume(level)
-        case .volumeUp(let steps): return stepVolume(by: steps)
-        case .volumeDown(let steps): return stepVolume(by: -steps)
+        case .setVolume(let level): return setVolume(level, origin: origin)
+        case .volumeUp(let steps): return stepVolume(by: steps, origin: origin)
+        case .volumeDown(let steps): return stepVolume(by: -steps, origin: origin)
         }
     }
 
@@ -146,6 +146,10 @@ extension Speaker {
             state.underruns = total
         case .levelChangedOutside(let level):
             adoptOutsideLevel(level)
+        case .levelSet(let ticket):
+            handleLevelReport(ticket: ticket, failure: nil)
+        case let .levelFailed(ticket, reason, actual):
+            handleLevelReport(ticket: ticket, failure: (reason, actual))
         }
     }
 }

@@ -61,7 +61,9 @@ public struct Speaker: Sendable {
         effects = []
         switch action {
         case .start(let now):
-            if case .absolute(let level) = state.volume { effects.append(.audio(.setLevel(level))) }
+            if case .absolute(let level) = state.volume {
+                if config.volume.mode == .alsaMixer { requestMixerLevel(level, origin: nil) } else { effects.append(.audio(.setLevel(level))) }
+            }
             resumeRestoredState(at: now)
         case .lineEdge(let edge):
             for event in state.inputs.edge(edge) { handleInput(event, at: edge.at) }

@@ -15,6 +15,11 @@ public enum EngineReport: Equatable, Sendable {
     /// The output's level was changed outside the speaker (an ALSA mixer
     /// element moved by alsamixer or another program), read back as a level.
     case levelChangedOutside(level: Double)
+    /// The mixer write with this ticket (`AudioRequest.setMixerLevel`) is done.
+    case levelSet(ticket: UInt64)
+    /// The mixer write with this ticket failed (`reason`); `actual` is the
+    /// level read back from the element afterwards (nil: unreadable).
+    case levelFailed(ticket: UInt64, reason: String, actual: Double?)
 }
 
 /// A `command` message as it arrived: raw payload plus MQTT v5 response routing.

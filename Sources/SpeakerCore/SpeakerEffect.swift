@@ -25,8 +25,12 @@ public enum AudioRequest: Equatable, Sendable {
     case play(soundID: String, fadeMs: Int, ticket: UInt64)
     case switchTo(soundID: String, crossfadeMs: Int, ticket: UInt64)
     case pause(fadeMs: Int, ticket: UInt64)
-    /// Absolute level in [0, 1] (software gain or mixer); the engine ramps to it.
+    /// Absolute level in [0, 1] as software gain; the engine ramps to it.
     case setLevel(Double)
+    /// Absolute level in [0, 1] for an ALSA mixer element (`alsa-mixer`),
+    /// which can fail: answered with `EngineReport.levelSet` or
+    /// `.levelFailed`, and only then is the level the speaker's (and published).
+    case setMixerLevel(Double, ticket: UInt64)
 }
 
 /// Pulses for a step-only amplifier's UP/DOWN lines.

@@ -27,6 +27,12 @@ struct PendingCommand: Equatable, Sendable {
     var correlationData: [UInt8]?
 }
 
+/// A mixer write waiting for its confirmation.
+struct PendingLevel: Equatable, Sendable {
+    var level: Double
+    var origin: PendingCommand?
+}
+
 /// All state of the speaker. Owned by `Speaker`; changed only by `reduce`.
 public struct SpeakerState: Equatable, Sendable {
     public var catalog: [CatalogEntry]
@@ -55,6 +61,8 @@ public struct SpeakerState: Equatable, Sendable {
     var nextTicket: UInt64 = 1
     /// Engine tickets not yet reported, with the command (if any) that asked.
     var outstanding: [UInt64: PendingCommand?] = [:]
+    /// Mixer writes not yet confirmed: the level asked for and the command (if any) that asked.
+    var pendingLevels: [UInt64: PendingLevel] = [:]
     var recentResults = RecentResults(capacity: 256)
     /// What was last published, so only real changes publish (and bump the revision).
     var publishedDevice: DeviceDescriptor?

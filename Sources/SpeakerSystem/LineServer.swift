@@ -14,6 +14,11 @@ import Glibc
 /// skipped up to its newline. Everything is non-blocking and driven by the
 /// ``EventLoop``; a client that stops reading its replies is disconnected.
 ///
+/// Idle clients cannot lock others out: at most `maxClients` are connected;
+/// when another arrives, clients silent for `idleTimeoutMilliseconds` are
+/// closed, and if all slots are still taken the one silent longest is
+/// (told `error: disconnected: …`, best effort). A newcomer is always served.
+///
 /// Threading: loop thread only (create it there too); `handler` runs on it.
 public final class LineServer {
     /// The socket path (removed again by ``close()``).
@@ -27,11 +32,17 @@ public final class LineServer {
     private var listenFD: Int32 = -1
     private var listenRegistration: EventLoop.Registration?
     private var clients: [Int32: Client] = [:]
-    private let maxClients = 32
+    /// Most clients connected at once (the one silent longest makes room).
+    public let maxClients: Int
+    /// A client silent this long is closed when another connects.
+    public let idleTimeoutMilliseconds: Int
+    private let clock: () -> UInt64
     private let maxPendingOutput = 64 * 1024
 
     private final class Client {
         let fd: Int32
+        /// When it last sent anything (or connected), monotonic ns.
+        var lastActive: UInt64 = 0
         var readRegistration: EventLoop.Registration?
         var writeRegistration: EventLoop.Registration?
         var input: [UInt8] = []
@@ -45,9 +56,14 @@ public final class LineServer {
     /// Throws a ``SystemError`` naming the path if it cannot.
     public init(
         path: String, loop: EventLoop, logger: Logger, maxLineBytes: Int = 1024,
+        maxClients: Int = 32, idleTimeoutMilliseconds: Int = 60_000,
+        clock: @escaping () -> UInt64 = { MonotonicClock.now() },
         handler: @escaping (String) -> String
     ) throws(SystemError) {
         self.path = path
+        self.maxClients = max(1, maxClients)
+        self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
+        self.clock = clock
         self.loop = loop
         self.logger = logger
         self.maxLineBytes = maxLineBytes
@@ -72,7 +88,8 @@ public final class LineServer {
         }
         listenFD = fd
         listenRegistration = loop.addReader(fd: fd) { [unowned self] in self.acceptClients() }
-        logger.info("control socket listening on \(path) (max line \(maxLineBytes) bytes)")
+        logger.info("control socket listening on \(path) (max line \(maxLineBytes) bytes, \(self.maxClients) clients, "
+                    + "idle ones closed after \(idleTimeoutMilliseconds / 1000) s when another connects)")
     }
 
     deinit { close() }
@@ -108,21 +125,36 @@ public final class LineServer {
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            makeRoom()
             let client = Client(fd: fd)
+            client.lastActive = clock()
             clients[fd] = client
-            if clients.count > maxClients {
-                logger.warning("control socket: too many clients (\(maxClients)); refusing one")
-                client.closeWhenFlushed = true
-                send("error: too many clients", to: client)
-                continue
-            }
             client.readRegistration = loop.addReader(fd: fd) { [unowned self] in self.readFrom(fd) }
             logger.debug("control socket: client \(fd) connected")
         }
     }
 
+    /// Before accepting one more: closes clients idle past the timeout, then,
+    /// if every slot is still taken, the one silent longest.
+    private func makeRoom() {
+        let now = clock()
+        let limit = UInt64(max(0, idleTimeoutMilliseconds)) * 1_000_000
+        for client in clients.values where now &- client.lastActive >= limit && client.output.isEmpty {
+            logger.debug("control socket: client \(client.fd) idle for \((now &- client.lastActive) / 1_000_000) ms; closing it")
+            disconnect(client.fd)
+        }
+        guard clients.count >= maxClients,
+              let oldest = clients.values.min(by: { $0.lastActive < $1.lastActive }) else { return }
+        logger.notice("control socket: \(maxClients) clients connected; closing client \(oldest.fd), silent longest, "
+                      + "to serve a new one")
+        let farewell = Array("error: disconnected: too many clients (\(maxClients)); you were silent longest\n".utf8)
+        _ = farewell.withUnsafeBytes { Glibc.send(oldest.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        disconnect(oldest.fd)
+    }
+
     private func readFrom(_ fd: Int32) {
         guard let client = clients[fd] else { return }
+        client.lastActive = clock()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while clients[fd] != nil {
             let got: Int?

@@ -19,8 +19,6 @@ final class AudioParts {
     /// What the speaker last wrote (nil = muted), to tell its own change
     /// notifications from a change made elsewhere.
     var mixerWrittenDB: Double??
-    /// The level asked for before the mixer was open (applied when it opens).
-    var pendingMixerLevel: Double?
     /// The mixer's registrations in the event loop.
     var mixerWatches: [EventLoop.Registration] = []
 

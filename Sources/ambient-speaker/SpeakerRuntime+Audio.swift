@@ -96,12 +96,15 @@ extension SpeakerRuntime {
         case let .pause(fadeMs, ticket):
             sent = engine.send(.pause(fadeMs: fadeMs, ticket: ticket))
         case .setLevel(let level):
-            if config.volume.mode == .alsaMixer {
-                setMixerLevel(level)
-                sent = true
-            } else {
-                sent = engine.send(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
+            sent = engine.send(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
+        case let .setMixerLevel(level, ticket):
+            // The ticket's answer, dispatched after this action's effects.
+            switch setMixerLevel(level) {
+            case .success: followUps.append(.engine(.levelSet(ticket: ticket), at: now()))
+            case .failure(let failure):
+                followUps.append(.engine(.levelFailed(ticket: ticket, reason: failure.reason, actual: failure.actual), at: now()))
             }
+            sent = true
         }
         if !sent { logger.error("the audio engine did not take \(request)") }
     }

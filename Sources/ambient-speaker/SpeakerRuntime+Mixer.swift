@@ -23,26 +23,31 @@ extension SpeakerRuntime {
         for pfd in mixer.pollDescriptors {
             audioParts.mixerWatches.append(loop.addReader(fd: pfd.fd) { [unowned self] in self.mixerChanged() })
         }
-        if let level = audioParts.pendingMixerLevel {
-            audioParts.pendingMixerLevel = nil
-            setMixerLevel(level)
-        }
         engine.send(.setGain(1, rampMs: 0))
     }
 
-    /// Writes `level` to the mixer element (remembered until the mixer opens).
-    func setMixerLevel(_ level: Double) {
+    /// Why a mixer write failed, and the level the element holds afterwards.
+    struct MixerWriteFailure: Error {
+        var reason: String
+        var actual: Double?
+    }
+
+    /// Writes `level` to the mixer element; on failure says why and reads
+    /// back what the element holds (the truth the core then publishes).
+    func setMixerLevel(_ level: Double) -> Result<Void, MixerWriteFailure> {
         guard let mixer = audioParts.mixer, let map = audioParts.mixerMap else {
-            audioParts.pendingMixerLevel = level
-            return
+            return .failure(MixerWriteFailure(reason: "the mixer is not open", actual: nil))
         }
-        let db = map.db(level: level)
         do {
-            try mixer.write(db: db)
+            try mixer.write(db: map.db(level: level))
             mixer.handleEvents()
             audioParts.mixerWrittenDB = .some(mixer.readDB())
+            return .success(())
         } catch {
-            logger.error("volume: \(error)")
+            mixer.handleEvents()
+            let current = mixer.readDB()
+            audioParts.mixerWrittenDB = .some(current)
+            return .failure(MixerWriteFailure(reason: "\(error)", actual: map.level(db: current)))
         }
     }
 

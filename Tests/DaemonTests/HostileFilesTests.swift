@@ -18,7 +18,8 @@ import TestSupport
         #expect(mkdir(daemon.stateDirectory, 0o755) == 0)
         #expect(mkfifo(daemon.statePath, 0o600) == 0)
         #expect(mkfifo(daemon.stateDirectory + "/revision", 0o600) == 0)
-        try daemon.start()
+        let notify = try NotifyListener(path: daemon.directory + "/notify.sock")
+        try daemon.start(environment: [notify.environment])
         let root = daemon.topicRoot
         try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 20) { $0.payloadString == "online" } != nil,
                      "start-up blocked:\n\(daemon.log)")
@@ -27,6 +28,8 @@ import TestSupport
         let device = try JSONParser().parse(peer.messages(on: "\(root)/device").last?.payload ?? [])
         #expect(device["problem"]?.stringValue?.contains("a FIFO, not a regular file") == true, "\(device.jsonText)")
         #expect(peer.messages(on: "\(root)/session").isEmpty, "no base to count revisions from: session withheld")
+        #expect(notify.wait(timeout: 10) { $0.contains("STATUS=") && $0.contains("session NOT published") } != nil,
+                "systemd STATUS= says why")
         let started = Monotonic.nanoseconds()
         daemon.process?.send(SIGTERM)
         #expect(daemon.process?.waitForExit(timeout: 10) == 0)
@@ -53,5 +56,28 @@ import TestSupport
         #expect(try daemon.control("press playPause").hasPrefix("ok"), "the loop still runs")
         daemon.process?.send(SIGTERM)
         #expect(daemon.process?.waitForExit(timeout: 10) == 0, "SIGTERM is still obeyed")
+    }
+
+    /// Issue 11 row 7: a `revision` file near 2^64 used to trap at every start.
+    @Test(arguments: ["18446744073709551615", "18446744073709551000", "9007199254740991", "18446744073709551616", "-5"])
+    func aRevisionFileAtTheTopOrOutOfRangeNeverTraps(stored: String) throws {
+        let broker = try TestBroker()
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe("ambient-speaker/top/#")
+        let daemon = try Daemon(brokerPort: broker.port, deviceID: "top")
+        #expect(mkdir(daemon.stateDirectory, 0o755) == 0)
+        try Files.writeText(daemon.stateDirectory + "/revision", stored + "\n")
+        try daemon.start()
+        let root = daemon.topicRoot
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 20) { $0.payloadString == "online" } != nil,
+                     "never online:\n\(daemon.log)")
+        let device = try JSONParser().parse(peer.messages(on: "\(root)/device").last?.payload ?? [])
+        let problem = device["problem"]?.stringValue ?? ""
+        #expect(problem.contains("exhausted") || problem.contains("does not hold a revision number"), "\(device.jsonText)")
+        #expect(peer.messages(on: "\(root)/session").isEmpty)
+        #expect(try daemon.control("press playPause").hasPrefix("ok"))
+        daemon.process?.send(SIGTERM)
+        #expect(daemon.process?.waitForExit(timeout: 10) == 0, "\(daemon.log.suffix(1500))")
     }
 }

@@ -33,11 +33,15 @@ struct Harness {
     var reservationFailure: String?
     /// Every reservation asked for, in order.
     var reservations: [UInt64] = []
+    /// What the simulated ALSA mixer answers to `setMixerLevel`: nil takes
+    /// the level, else the failure and the level read back afterwards.
+    var mixerFailure: (reason: String, actual: Double?)?
 
     var state: SpeakerState { speaker.state }
 
     /// Reduces `action` and, as the runtime does, answers each
-    /// `reserveRevisions` with `.revisionReservation` right after it;
+    /// `reserveRevisions` with `.revisionReservation` and each
+    /// `setMixerLevel` with `levelSet`/`levelFailed` right after it;
     /// returns all effects in order.
     @discardableResult
     mutating func send(_ action: SpeakerAction) -> [SpeakerEffect] {
@@ -46,9 +50,20 @@ struct Harness {
         while !queue.isEmpty {
             let effects = speaker.reduce(queue.removeFirst())
             out += effects
-            for case .reserveRevisions(let through) in effects {
-                reservations.append(through)
-                queue.append(.revisionReservation(through: through, failure: reservationFailure, at: now))
+            for effect in effects {
+                switch effect {
+                case .reserveRevisions(let through):
+                    reservations.append(through)
+                    queue.append(.revisionReservation(through: through, failure: reservationFailure, at: now))
+                case .audio(.setMixerLevel(_, let ticket)):
+                    if let failure = mixerFailure {
+                        queue.append(.engine(.levelFailed(ticket: ticket, reason: failure.reason, actual: failure.actual), at: now))
+                    } else {
+                        queue.append(.engine(.levelSet(ticket: ticket), at: now))
+                    }
+                default:
+                    break
+                }
             }
         }
         return out
@@ -79,7 +94,7 @@ struct Harness {
             switch request {
             case .play(_, _, let t), .switchTo(_, _, let t): out += send(.engine(.playing(ticket: t), at: now))
             case .pause(_, let t): out += send(.engine(.paused(ticket: t), at: now))
-            case .setLevel: break
+            case .setLevel, .setMixerLevel: break
             }
         }
         return out
@@ -105,5 +120,7 @@ extension [SpeakerEffect] {
     }
     func lastPublished(_ suffix: String) -> JSONValue? { published(suffix).last }
     var audioRequests: [AudioRequest] { compactMap { if case .audio(let r) = $0 { return r } else { return nil } } }
+    /// The levels of the mixer writes asked for (alsa-mixer mode), tickets left out.
+    var mixerLevels: [Double] { audioRequests.compactMap { if case .setMixerLevel(let l, _) = $0 { return l } else { return nil } } }
     var topics: [String] { publications.map(\.topic) }
 }

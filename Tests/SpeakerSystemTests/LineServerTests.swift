@@ -138,4 +138,69 @@ import SpeakerSystem
         }
         #expect(try FileIO.readText(path: file) == "keep me")
     }
+
+    /// Reads what has arrived on a non-blocking client: the text, and
+    /// whether the server closed it (EOF or reset).
+    private func drain(_ fd: Int32) -> (text: String, closed: Bool) {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 { out += buffer[0..<n]; continue }
+            return (String(decoding: out, as: UTF8.self), n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        }
+    }
+
+    /// Issue 11 row 10: 32 idle clients used to lock everyone out.
+    @Test func idleClientsCannotLockOthersOutTheOneSilentLongestMakesRoom() throws {
+        let loop = try EventLoop()
+        let path = socketPath()
+        let server = try LineServer(path: path, loop: loop, logger: logger) { "echo:\($0)" }
+        var idle: [Int32] = []
+        for _ in 0..<32 {
+            idle.append(try connectClient(to: path))
+            loop.schedule(after: 5) { loop.stop() }
+            try loop.run()  // accept it
+        }
+        defer { idle.forEach { close($0) } }
+        #expect(server.clientCount == 32)
+        let newcomer = try connectClient(to: path)
+        defer { close(newcomer) }
+        write("ping\n", to: newcomer)
+        #expect(try collectReplies(loop, client: newcomer, expected: 1) == ["echo:ping"])
+        #expect(server.clientCount == 32)
+        let evicted = drain(idle[0])
+        #expect(evicted.closed && evicted.text.hasPrefix("error: disconnected: too many clients (32)"), "\(evicted)")
+        #expect(!drain(idle[1]).closed, "only the one silent longest")
+    }
+
+    @Test func clientsIdlePastTheTimeoutAreClosedWhenAnotherConnects() throws {
+        let loop = try EventLoop()
+        let path = socketPath()
+        let now = ManualNanoseconds()
+        let server = try LineServer(path: path, loop: loop, logger: logger, idleTimeoutMilliseconds: 60_000,
+                                    clock: { now.value }) { "echo:\($0)" }
+        let old = try connectClient(to: path)
+        defer { close(old) }
+        write("hello\n", to: old)
+        #expect(try collectReplies(loop, client: old, expected: 1) == ["echo:hello"])
+        now.value += 59_000_000_000
+        let second = try connectClient(to: path)
+        defer { close(second) }
+        write("a\n", to: second)
+        #expect(try collectReplies(loop, client: second, expected: 1) == ["echo:a"])
+        #expect(server.clientCount == 2, "59 s idle: kept")
+        now.value += 2_000_000_000
+        let third = try connectClient(to: path)
+        defer { close(third) }
+        write("b\n", to: third)
+        #expect(try collectReplies(loop, client: third, expected: 1) == ["echo:b"])
+        #expect(server.clientCount == 2, "61 s idle: closed; the second (2 s) kept")
+        #expect(drain(old).closed)
+    }
+}
+
+/// A clock the test moves by hand (loop thread only).
+final class ManualNanoseconds: @unchecked Sendable {
+    var value: UInt64 = 1_000_000_000
 }

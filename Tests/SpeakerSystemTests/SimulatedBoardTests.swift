@@ -169,6 +169,35 @@ import Board
         #expect(h.board.pulseCounts == (2, 1))
     }
 
+    /// Issue 11 row 10: a flood of `turn +100` is refused once 4,096 edges
+    /// wait, instead of queueing 1.2 million of them.
+    @Test func aFloodOfTurnsIsBoundedAndSaysBusy() throws {
+        let h = try Harness()
+        var accepted = 0
+        var busy: [String] = []
+        for _ in 0..<3000 {
+            let reply = h.board.handle(command: "turn +100")
+            if reply == "ok" { accepted += 1 } else { busy.append(reply) }
+        }
+        #expect(accepted == 10, "10 × 400 edges fit under the 4,096 bound")
+        #expect(busy.count == 2990)
+        #expect(busy.first?.hasPrefix("error: busy: 4000 edges still queued and this command adds 400 (at most 4096)") == true,
+                "\(busy.first ?? "")")
+        #expect(h.board.handle(command: "press next") == "ok", "small commands still fit")
+        #expect(h.board.handle(command: "pulses") == "up=0 down=0", "queries are never busy")
+    }
+
+    @Test func thePulseLogKeepsOnlyTheNewestPulses() throws {
+        let h = try Harness()
+        for i in 0..<10_000 {
+            try h.board.drive(up: i % 2 == 0, active: true, at: UInt64(i) * 10)
+            try h.board.drive(up: i % 2 == 0, active: false, at: UInt64(i) * 10 + 5)
+        }
+        #expect(h.board.pulseLog.count <= SimulatedBoard.pulseLogLimit + SimulatedBoard.pulseLogLimit / 4)
+        #expect(h.board.pulseLog.last?.start == 99_990)
+        #expect(h.board.pulseCounts == (5000, 5000), "the counts stay exact")
+    }
+
     @Test func keyboardMap() {
         #expect(DemoKeyboard.action(for: .space) == .boardCommand("press playPause"))
         #expect(DemoKeyboard.action(for: .character("n")) == .boardCommand("press next"))

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Accelerated soak of the built speaker (issue 11): scripts/soak HOURS.
+
+Runs `ambient-speaker run` with the simulated board (control socket), a FIFO
+file pcm drained here, its state directory on a small tmpfs, and a private
+mosquitto. A seeded random mix of presses, knob turns, commands (valid and
+hostile), broker restarts, disk-full episodes and SIGHUPs replays HOURS of
+use at COMPRESSION x (one simulated day in three real minutes: user actions
+arrive every ~3 simulated minutes). After every step it checks:
+
+  * revisions: every `session` a subscriber sees has a revision greater than
+    all before it (a retained re-send of the same message is allowed);
+  * results: every command got exactly one `command/result` (within 10 s);
+  * audio: while the speaker says it is playing, the pcm keeps receiving bytes;
+  * memory: after warm-up, RSS stays within +-1 MB of its warm-up level.
+
+Prints the figures and `N passed, N failed` last; exits 1 on any violation.
+Needs root (mounts the tmpfs), mosquitto, mosquitto_sub/pub.
+"""
+import json, os, random, signal, subprocess, sys, tempfile, time
+
+from soaklib import HOSTILE, VALID, Audio, Broker, StateDisk, Watcher, control, rss_kb, self_test
+
+COMPRESSION = 480.0          # simulated seconds per real second
+MEAN_GAP_S = 180.0           # simulated seconds between user actions
+RSS_BOUND_KB = 1024
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: scripts/soak HOURS [SEED]  (simulated hours of use; one day takes ~3 real minutes)")
+    hours = float(sys.argv[1])
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    binary = os.environ["SOAK_BIN"]
+    if os.geteuid() != 0:
+        sys.exit("scripts/soak: needs root (mounts a tmpfs for the state directory)")
+    self_test()
+    rng = random.Random(seed)
+    work = tempfile.mkdtemp(prefix="speaker-soak-")
+    broker = Broker(work)
+    broker.start()
+    disk = StateDisk(f"{work}/state")
+    audio = Audio(f"{work}/pcm.fifo")
+    root = "ambient-speaker/soak"
+    config_path = f"{work}/config.json"
+
+    def write_config(step):
+        with open(config_path, "w") as f:
+            json.dump({"device": {"id": "soak", "name": f"Soak {step}"},
+                       "board": {"kind": "simulated", "controlSocket": f"{work}/control.sock"},
+                       "audio": {"device": f"file:'{audio.path}',raw", "fadeMs": 50, "crossfadeMs": 100,
+                                 "soundsDirectory": f"{work}/sounds"},
+                       "volume": {"step": 0.05 if step % 2 == 0 else 0.04},
+                       "session": {"idleTimeoutSeconds": 3},
+                       "mqtt": {"host": "127.0.0.1", "port": broker.port, "homeAssistant": {"enabled": False}},
+                       "stateDirectory": disk.path}, f)
+
+    os.makedirs(f"{work}/sounds")
+    write_config(0)
+    watcher = Watcher(broker.port, root)
+    def launch():
+        return subprocess.Popen([binary, "run", "--config", config_path, "--log-level", "info"],
+                                stdout=subprocess.DEVNULL, stderr=open(f"{work}/speaker.log", "ab"))
+
+    speaker = launch()
+    power_cuts = 0
+    warm_step = None  # the step at which this process's warm-up ends
+    expected = {}   # id -> results expected
+    sent_at = {}    # id -> real time of the last send
+    counts = {"commands": 0, "hostile": 0, "presses": 0, "turns": 0, "sighups": 0, "duplicates": 0}
+    violations = []
+    rss = {"start": None, "warm": None, "end": None, "min": None, "max": None}
+    sim_s = 0.0
+    total_sim_s = hours * 3600
+    warm_at = total_sim_s * 0.15
+    hostile_n = 0
+    audio_mark = None  # (time, bytes) when the speaker was last seen playing
+    disk_until = None
+    started = time.time()
+
+    def publish(payload):
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "1",
+                        "-t", f"{root}/command", "-s"], input=payload, check=True, stderr=subprocess.DEVNULL)
+
+    def expect(rid):
+        expected[rid] = expected.get(rid, 0) + 1
+        sent_at[rid] = time.time()
+
+    def check_results(final=False):
+        now = time.time()
+        with watcher.lock:
+            got = {k: len(v) for k, v in watcher.results.items()}
+            for rid, n in expected.items():
+                have = got.get(rid, 0)
+                if have > n:
+                    violations.append(f"command {rid!r}: {have} results for {n} sends")
+                    expected[rid] = have  # report once
+                elif have < n and (final or now - sent_at[rid] > 10):
+                    violations.append(f"command {rid!r}: {have} results for {n} sends after 10 s")
+                    expected[rid] = have
+            for rid in got:
+                if rid not in expected:
+                    violations.append(f"a result for {rid!r}, which was never sent")
+                    expected[rid] = got[rid]
+
+    def quiesce():
+        watcher.wait(lambda: all(len(watcher.results.get(k, [])) >= n for k, n in expected.items()), 10)
+
+    try:
+        if not watcher.wait(lambda: watcher.online_count >= 1 and watcher.last_session is not None, 20):
+            raise RuntimeError("the speaker never came online")
+        rss["start"] = rss_kb(speaker.pid)
+        step = 0
+        while sim_s < total_sim_s:
+            step += 1
+            gap = rng.expovariate(1 / MEAN_GAP_S)
+            sim_s += gap
+            time.sleep(min(gap / COMPRESSION, 2.0))
+            roll = rng.random()
+            if disk_until is not None and step >= disk_until:
+                disk.free()
+                disk_until = None
+            if roll < 0.003:                                   # power cut: kill -9, start again
+                quiesce()
+                speaker.kill()
+                speaker.wait()
+                before = watcher.online_count
+                speaker = launch()
+                power_cuts += 1
+                audio_mark = None  # the new process's audio is judged from its own sessions
+                rss["warm"] = None
+                warm_step = step + 100
+                if not watcher.wait(lambda: watcher.online_count > before, 20):
+                    violations.append(f"step {step}: speaker not back online 20 s after a power cut")
+            elif roll < 0.007:                                 # broker restart
+                quiesce()
+                before = watcher.online_count
+                broker.restart(rng.uniform(0.1, 1.5))
+                if not watcher.wait(lambda: watcher.online_count > before, 20):
+                    violations.append(f"step {step}: speaker not back online 20 s after a broker restart")
+            elif roll < 0.010 and disk_until is None:          # disk-full episode
+                disk.fill()
+                disk_until = step + rng.randint(50, 400)
+            elif roll < 0.015:                                 # SIGHUP with changed live keys
+                write_config(step)
+                speaker.send_signal(signal.SIGHUP)
+                counts["sighups"] += 1
+            elif roll < 0.25:
+                button = rng.choice(["playPause", "playPause", "next", "previous"])
+                reply = control(f"{work}/control.sock", f"press {button}")
+                counts["presses"] += 1
+                if not reply.startswith("ok"):
+                    violations.append(f"step {step}: press {button}: {reply}")
+            elif roll < 0.45:
+                reply = control(f"{work}/control.sock", f"turn {rng.choice(['+', '-'])}{rng.randint(1, 6)}")
+                counts["turns"] += 1
+                if not reply.startswith("ok"):
+                    violations.append(f"step {step}: turn: {reply}")
+            elif roll < 0.55:
+                hostile_n += 1
+                make, rid = rng.choice(HOSTILE)
+                publish(make(hostile_n))
+                expect(rid % hostile_n if rid else None)
+                counts["hostile"] += 1
+            elif roll < 0.57 and expected:
+                rid = rng.choice([k for k in expected if k is not None and k.startswith("c")] or [None])
+                if rid is not None:
+                    publish(json.dumps({"id": rid, "action": "play"}).encode())
+                    expect(rid)
+                    counts["duplicates"] += 1
+            else:
+                rid = f"c{step}"
+                publish(("{" + f'"id":"{rid}",' + rng.choice(VALID) + "}").encode())
+                expect(rid)
+                counts["commands"] += 1
+            check_results()
+            with watcher.lock:
+                # While `session` is withheld (device.problem) the last one seen is stale: no audio claim to check.
+                withheld = bool(watcher.device and '"problem"' in watcher.device)
+                playing = bool(watcher.last_session and watcher.last_session.get("isPlaying")) and not withheld
+                violations.extend(f"step {step}: {v}" for v in watcher.violations)
+                watcher.violations.clear()
+            now = time.time()
+            if playing:
+                if audio_mark is None:
+                    audio_mark = (now, audio.bytes)
+                elif now - audio_mark[0] > 3:
+                    if audio.bytes <= audio_mark[1]:
+                        violations.append(f"step {step}: no audio for {now - audio_mark[0]:.1f} s while playing")
+                    audio_mark = (now, audio.bytes)
+            else:
+                audio_mark = None
+            kb = rss_kb(speaker.pid)
+            if rss["warm"] is None and sim_s >= warm_at and (warm_step is None or step >= warm_step):
+                rss["warm"] = kb
+            if rss["warm"] is not None:
+                rss["min"] = min(rss["min"] or kb, kb)
+                rss["max"] = max(rss["max"] or kb, kb)
+                if abs(kb - rss["warm"]) > RSS_BOUND_KB:
+                    violations.append(f"step {step}: RSS {kb} kB, warm-up level {rss['warm']} kB")
+                    rss["warm"] = kb  # report each drift once
+            if speaker.poll() is not None:
+                violations.append(f"step {step}: the speaker exited with {speaker.returncode}")
+                break
+            if step % 500 == 0:
+                log(f"soak: step {step}, {sim_s / 3600:.1f} simulated h, {time.time() - started:.0f} s, "
+                    f"RSS {kb} kB, revision {watcher.max_rev}, {len(violations)} violations")
+        if disk_until is not None:
+            disk.free()
+        quiesce()
+        check_results(final=True)
+        rss["end"] = rss_kb(speaker.pid) if speaker.poll() is None else 0
+    finally:
+        speaker.send_signal(signal.SIGTERM)
+        try:
+            code = speaker.wait(10)
+        except subprocess.TimeoutExpired:
+            speaker.kill()
+            code = "killed after 10 s"
+        watcher.stop()
+        broker.stop()
+        disk.unmount()
+    if code != 0:
+        violations.append(f"exit status after SIGTERM: {code}")
+    real = time.time() - started
+    log(f"seed {seed}: {sim_s / 3600:.1f} simulated hours in {real / 60:.1f} real minutes ({step} steps)")
+    log(f"commands {counts['commands']} valid + {counts['hostile']} hostile + {counts['duplicates']} duplicate ids, "
+        f"presses {counts['presses']}, knob turns {counts['turns']}, SIGHUPs {counts['sighups']}")
+    log(f"broker restarts {broker.restarts}, power cuts (kill -9) {power_cuts}, disk-full episodes {disk.episodes}, "
+        f"sessions seen {watcher.sessions}, "
+        f"last revision {watcher.max_rev}, audio {audio.bytes / 192000:.0f} s of 48 kHz stereo S16")
+    log(f"RSS start {rss['start']} kB, after warm-up {rss['warm']} kB (of the last process; range after warm-up over "
+        f"all processes {rss['min']}-{rss['max']}), end {rss['end']} kB")
+    refused = sum(1 for v in watcher.results.values() for p in v if "state-unavailable" in p)
+    with open(f"{work}/speaker.log", "rb") as f:
+        text = f.read()
+    log(f"session publishing stopped {text.count(b'session publishing stopped')} times, resumed "
+        f"{text.count(b'session publishing resumed')} times; {refused} commands refused with state-unavailable")
+    for v in violations[:50]:
+        log(f"VIOLATION {v}")
+    log(f"violations {len(violations)}; speaker log: {work}/speaker.log")
+    kinds = {"revisions": ("revision",), "results": ("command", "result"), "audio": ("audio",),
+             "memory": ("RSS",), "speaker": ("exit", "online", "press", "turn", "session without")}
+    failed = [k for k, words in kinds.items() if any(any(w in v for w in words) for v in violations)]
+    log(f"checks failed: {', '.join(failed) or 'none'}")
+    log(f"{len(kinds) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if violations else 0)
+
+
+if __name__ == "__main__":
+    main()
