@@ -39,7 +39,10 @@ public final class TestPeer: @unchecked Sendable {
         self.port = port
         self.sessionExpirySeconds = sessionExpirySeconds
         _ = TestPeer.libraryInit
-        guard let mosq = mosquitto_new(clientID, cleanStart, Unmanaged.passUnretained(self).toOpaque()) else {
+        // The callbacks get the state, never the peer: a callback holding the peer
+        // could drop its last reference on the loop thread, run deinit there, and
+        // destroy the client under the running loop (seen: a crash in mosquitto_loop).
+        guard let mosq = mosquitto_new(clientID, cleanStart, Unmanaged.passUnretained(state).toOpaque()) else {
             throw TestSupportError("mosquitto_new", String(cString: strerror(errno)))
         }
         client = mosq
@@ -171,25 +174,27 @@ public final class TestPeer: @unchecked Sendable {
     }
 }
 
-private func peer(_ userdata: UnsafeMutableRawPointer?) -> TestPeer? {
-    userdata.map { Unmanaged<TestPeer>.fromOpaque($0).takeUnretainedValue() }
+/// The peer's state from a callback's userdata (kept alive by the peer until
+/// its client is destroyed, after the loop thread has been joined).
+private func peerState(_ userdata: UnsafeMutableRawPointer?) -> Monitor<TestPeer.State>? {
+    userdata.map { Unmanaged<Monitor<TestPeer.State>>.fromOpaque($0).takeUnretainedValue() }
 }
 
 private func peerOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
                            _ flags: Int32, _ properties: OpaquePointer?) {
-    peer(userdata)?.state.update { s in
+    peerState(userdata)?.update { s in
         if rc == 0 { s.connected = true } else { s.refusal = rc }
     }
 }
 
 private func peerOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
                               _ properties: OpaquePointer?) {
-    peer(userdata)?.state.update { $0.connected = false }
+    peerState(userdata)?.update { $0.connected = false }
 }
 
 private func peerOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
                            _ reason: Int32, _ properties: OpaquePointer?) {
-    peer(userdata)?.state.update { s in
+    peerState(userdata)?.update { s in
         if s.inFlight.remove(mid) == nil {
             if s.earlyAcks.count > 1024 { s.earlyAcks.removeAll() }
             s.earlyAcks.insert(mid)
@@ -199,13 +204,13 @@ private func peerOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawP
 
 private func peerOnSubscribe(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
                              _ count: Int32, _ grantedQoS: UnsafePointer<Int32>?, _ properties: OpaquePointer?) {
-    peer(userdata)?.state.update { _ = $0.subscribed.insert(mid) }
+    peerState(userdata)?.update { _ = $0.subscribed.insert(mid) }
 }
 
 private func peerOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
                            _ raw: UnsafePointer<mosquitto_message>?, _ properties: OpaquePointer?) {
     let now = Monotonic.nanoseconds()
-    guard let peer = peer(userdata), let raw, let topic = raw.pointee.topic else { return }
+    guard let state = peerState(userdata), let raw, let topic = raw.pointee.topic else { return }
     var payload: [UInt8] = []
     if raw.pointee.payloadlen > 0, let bytes = raw.pointee.payload {
         payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(raw.pointee.payloadlen)))
@@ -226,5 +231,5 @@ private func peerOnMessage(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawP
     let message = ReceivedMessage(topic: String(cString: topic), payload: payload, qos: Int(raw.pointee.qos),
                                   retain: raw.pointee.retain, responseTopic: responseTopic,
                                   correlationData: correlation, receivedAtNanoseconds: now)
-    peer.state.update { $0.messages.append(message) }
+    state.update { $0.messages.append(message) }
 }
