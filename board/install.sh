@@ -329,8 +329,12 @@ install -d -m 0750 -o root -g "$USER_NAME" "$CONFIG_DIR"
 if [ -e "$CONFIG_DIR/config.json" ]; then
   say "kept your $CONFIG_DIR/config.json"
 else
-  install -m 0640 -o root -g "$USER_NAME" "$source_dir/board/config.example.json" "$CONFIG_DIR/config.json"
-  say "installed $CONFIG_DIR/config.json (default wiring; edit device.id, mqtt.host)"
+  # Without the example's "device" line: the id and name follow this board's
+  # hostname, so two boards installed alike never share a device id.
+  grep -v '^  "device":' "$source_dir/board/config.example.json" >"$CONFIG_DIR/config.json"
+  chown "root:$USER_NAME" "$CONFIG_DIR/config.json"
+  chmod 0640 "$CONFIG_DIR/config.json"
+  say "installed $CONFIG_DIR/config.json (default wiring, device id from the hostname; edit mqtt.host)"
 fi
 install -d -m 0750 -o "$USER_NAME" -g "$USER_NAME" "$STATE_DIR"
 install -d -m 0755 -o "$USER_NAME" -g "$USER_NAME" "$STATE_DIR/sounds"
