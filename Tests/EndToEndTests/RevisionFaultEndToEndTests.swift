@@ -90,7 +90,9 @@ import TestSupport
             }
             i += 100
             let lastID = "full-\(i - 1)"
-            try #require(peer.waitForMessage(topic: "\(root)/command/result", timeout: 10) { Self.parse($0)?["id"] == .string(lastID) } != nil,
+            // 30 s: a bound, not a timing check — under qemu-user (scripts/test-arm64)
+            // a batch of 100 took 5–10 s, and once just over 10 s.
+            try #require(peer.waitForMessage(topic: "\(root)/command/result", timeout: 30) { Self.parse($0)?["id"] == .string(lastID) } != nil,
                          "no result for \(lastID)\n\(speaker.log.suffix(2000))")
             let refused = peer.messages(on: "\(root)/command/result").compactMap { Self.parse($0) }.filter { $0["ok"] == .bool(false) }
             if let first = refused.first {
