@@ -20,6 +20,8 @@ public final class TestPeer: @unchecked Sendable {
         var inFlight: Set<Int32> = []
         var earlyAcks: Set<Int32> = []
         var messages: [ReceivedMessage] = []
+        /// How many times `clear()` emptied `messages` (an incremental scan restarts).
+        var clears = 0
     }
 
     /// Broker host.
@@ -136,7 +138,17 @@ public final class TestPeer: @unchecked Sendable {
     /// to `timeout` seconds for one. `clear()` forgets earlier messages.
     public func waitForMessage(topic: String, timeout: Double = 5,
                                where predicate: (ReceivedMessage) -> Bool = { _ in true }) -> ReceivedMessage? {
-        state.wait(timeout: timeout) { s in s.messages.first { $0.topic == topic && predicate($0) } }
+        // Each wake-up checks only the messages that arrived since the last
+        // one (a predicate is a pure test of one message): a long wait over
+        // thousands of messages costs linear, not quadratic, time — under
+        // qemu-user the quadratic re-scan of JSON payloads outran the timeout.
+        var scanned = (clears: -1, count: 0)
+        return state.wait(timeout: timeout) { s in
+            if scanned.clears != s.clears { scanned = (s.clears, 0) }
+            let fresh = s.messages[scanned.count...]
+            scanned.count = s.messages.count
+            return fresh.first { $0.topic == topic && predicate($0) }
+        }
     }
 
     /// Every message received on `topic` so far, oldest first.
@@ -153,7 +165,12 @@ public final class TestPeer: @unchecked Sendable {
     }
 
     /// Forgets every received message.
-    public func clear() { state.update { $0.messages.removeAll() } }
+    public func clear() {
+        state.update { s in
+            s.messages.removeAll()
+            s.clears += 1
+        }
+    }
 
     /// Whether the broker accepted the connection and it has not dropped since.
     public var isConnected: Bool { state.read { $0.connected } }
