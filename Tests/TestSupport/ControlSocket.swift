@@ -8,7 +8,7 @@ public enum ControlSocket {
     /// Sends `line` to the Unix socket at `path` and returns the reply line
     /// (`ok`, `error: …`, `up=N down=M`). Waits up to `timeout` seconds for the
     /// socket to appear (the speaker may still be starting) and for the reply.
-    public static func send(_ line: String, to path: String, timeout: Double = 5) throws -> String {
+    public static func send(_ line: String, to path: String, timeout: Double = 20) throws -> String {
         let controlSocket = path
         let deadline = Monotonic.nanoseconds() + UInt64(timeout * 1e9)
         while true {

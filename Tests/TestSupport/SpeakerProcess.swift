@@ -76,8 +76,9 @@ public final class SpeakerProcess: @unchecked Sendable {
     }
 
     /// Sends one line to the board's control socket and returns the reply line
-    /// (`ok`, `error: …`, `up=N down=M`). Waits up to `timeout` for the socket to appear.
-    public func control(_ line: String, timeout: Double = 5) throws -> String {
+    /// (`ok`, `error: …`, `up=N down=M`). Waits up to `timeout` for the socket to appear
+    /// (a bound on start-up, not a timing check: an emulated speaker on a loaded host took over 5 s).
+    public func control(_ line: String, timeout: Double = 20) throws -> String {
         try ControlSocket.send(line, to: controlSocket, timeout: timeout)
     }
 
