@@ -52,7 +52,8 @@ public struct Speaker: Sendable {
     /// The earliest instant at which a `.tick` has work to do (debounce, long
     /// press, double press, session idle timeout, state save); nil when nothing is due.
     public var nextDeadline: MonotonicInstant? {
-        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt, state.broker.stableDeadline]
+        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt, state.broker.stableDeadline,
+         state.homeAssistantResendAt]
             .compactMap { $0 }.min()
     }
 
@@ -75,6 +76,7 @@ public struct Speaker: Sendable {
             }
             retryReservationIfDue(at: now)
             logAll(state.broker.advance(to: now))
+            resendDiscoveryIfDue(at: now)
         case let .command(incoming, now):
             handleCommand(incoming, at: now)
         case let .engine(report, now):
@@ -82,6 +84,9 @@ public struct Speaker: Sendable {
         case .mqttConnected(let now):
             state.mqttConnected = true
             logAll(state.broker.connected(at: now))
+            // Discovery first: Home Assistant must know what the device is
+            // (a step-only amp has no volume number) before state that depends on it.
+            publishDiscovery()
             publishChanges()
             republishAll()
         case .mqttDisconnected(let now):
@@ -97,6 +102,8 @@ public struct Speaker: Sendable {
             reconfigure(to: newConfig, at: now)
         case let .revisionReservation(through, failure, now):
             handleReservation(through: through, failure: failure, at: now)
+        case let .homeAssistantStatus(online, now):
+            homeAssistantStatus(online: online, at: now)
         }
         publishChanges()
         if case .shutdown = action { persistIfDue(at: action.instant, force: true) } else { persistIfDue(at: action.instant) }

@@ -149,12 +149,13 @@ import SpeakerProtocol
         #expect(h.speaker.nextDeadline == nil)
     }
 
-    @Test func reconnectRepublishesDeviceCatalogSessionThenOnlineWithoutNewRevision() {
+    @Test func reconnectRepublishesDiscoveryDeviceCatalogSessionThenOnlineWithoutNewRevision() {
         var h = Harness()
         h.send(.start(at: h.now))
         let fx = h.send(.mqttConnected(at: h.now))
-        #expect(fx.topics == ["device", "catalog", "session"].map { "ambient-speaker/kitchen/\($0)" }
-                + ["homeassistant/device/kitchen/config", "ambient-speaker/kitchen/availability"])
+        // Home Assistant discovery first, so it knows the device before the state that depends on it.
+        #expect(fx.topics == ["homeassistant/device/kitchen/config"]
+                + ["device", "catalog", "session", "availability"].map { "ambient-speaker/kitchen/\($0)" })
         #expect(fx.publications.allSatisfy { $0.retain && $0.qos == 1 })
         #expect(fx.publications.last?.text == "online")
         #expect(fx.lastPublished("session")?["revision"] == .number(1))
