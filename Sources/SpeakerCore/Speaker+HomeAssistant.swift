@@ -4,7 +4,10 @@ import SpeakerProtocol
 ///
 /// - At connect, first of all (before `device`, `catalog`, `session` and
 ///   `availability`), so Home Assistant knows what the device is before it
-///   reads state that depends on it.
+///   reads state that depends on it. Also at `.start`, before the first
+///   state: the MQTT link can be connected before its `.mqttConnected`
+///   reaches the core, and then whatever the core publishes goes out at once
+///   (while it is not connected, the link drops publications).
 /// - On a reload that changes it (`Speaker+Reconfigure`), before the state
 ///   that shows the change.
 /// - When Home Assistant announces itself with `online` on

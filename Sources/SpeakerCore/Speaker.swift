@@ -62,6 +62,10 @@ public struct Speaker: Sendable {
         effects = []
         switch action {
         case .start(let now):
+            // Discovery before the first `device`/`catalog`/`session` (published
+            // below): the MQTT link may already be connected before its
+            // `.mqttConnected` reaches the core, and then these go out at once.
+            publishDiscovery()
             if case .absolute(let level) = state.volume {
                 if config.volume.mode == .alsaMixer { requestMixerLevel(level, origin: nil) } else { effects.append(.audio(.setLevel(level))) }
             }

@@ -7,7 +7,9 @@ import SpeakerProtocol
         var h = Harness()
         let fx = h.send(.start(at: h.now))
         #expect(fx.audioRequests == [.setLevel(0.4)])
-        #expect(fx.topics == ["ambient-speaker/kitchen/catalog", "ambient-speaker/kitchen/device", "ambient-speaker/kitchen/session"])
+        // Home Assistant discovery first: the MQTT link may already be up before the core hears of it.
+        #expect(fx.topics == ["homeassistant/device/kitchen/config", "ambient-speaker/kitchen/catalog",
+                              "ambient-speaker/kitchen/device", "ambient-speaker/kitchen/session"])
         #expect(fx.contains(.reserveRevisions(through: 1000)))
         let session = fx.lastPublished("session")
         #expect(session?["id"] == .null)
