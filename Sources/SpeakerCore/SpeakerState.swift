@@ -33,8 +33,17 @@ struct PendingLevel: Equatable, Sendable {
     var origin: PendingCommand?
 }
 
+/// An accepted command whose result waits for the publication that shows its change.
+struct AwaitingResult: Equatable, Sendable {
+    var origin: PendingCommand
+    /// The level to report in the result (volume commands).
+    var level: Double?
+}
+
 /// All state of the speaker. Owned by `Speaker`; changed only by `reduce`.
 public struct SpeakerState: Equatable, Sendable {
+    /// The running configuration (the one config: live keys change on `.reconfigure`).
+    public internal(set) var config: SpeakerConfig
     public var catalog: [CatalogEntry]
     public var selectedIndex: Int
     public var session = SessionState()
@@ -64,6 +73,8 @@ public struct SpeakerState: Equatable, Sendable {
     /// Mixer writes not yet confirmed: the level asked for and the command (if any) that asked.
     var pendingLevels: [UInt64: PendingLevel] = [:]
     var recentResults = RecentResults(capacity: 256)
+    /// Accepted commands waiting for the publication that shows their change.
+    var resultsAwaitingPublish: [AwaitingResult] = []
     /// What was last published, so only real changes publish (and bump the revision).
     var publishedDevice: DeviceDescriptor?
     var publishedSession: SessionAttributes?
@@ -72,8 +83,9 @@ public struct SpeakerState: Equatable, Sendable {
     /// The selected catalog entry.
     public var selectedSound: CatalogEntry { catalog[selectedIndex] }
 
-    public init(catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
+    public init(config: SpeakerConfig, catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
                 revision: RevisionCounter, inputs: InputDecoders) {
+        self.config = config
         self.catalog = catalog
         self.selectedIndex = catalog.indices.contains(selectedIndex) ? selectedIndex : 0
         self.volume = volume

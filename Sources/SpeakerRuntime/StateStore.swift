@@ -10,13 +10,13 @@ import SpeakerSystem
 /// directory), so after a crash or power cut the file holds either the old
 /// or the new state. The core decides *when* to write (`StateSaveSchedule`).
 /// Main thread only.
-final class StateStore {
+public final class StateStore {
     static let fileName = "state.json"
     let directory: String
     let path: String
     let logger: Logger
 
-    init(directory: String, logger: Logger) {
+    public init(directory: String, logger: Logger) {
         self.directory = directory
         path = directory + "/" + Self.fileName
         self.logger = logger
@@ -31,7 +31,7 @@ final class StateStore {
     /// The saved state, or nil (with a warning) when the file is missing or
     /// unusable; the speaker then starts from the configured defaults. Also
     /// removes temporary files a crash mid-write left behind.
-    func load() -> PersistedState? {
+    public func load() -> PersistedState? {
         removeStaleTemporaries()
         let bytes: [UInt8]
         do {
