@@ -150,6 +150,11 @@ extension Speaker {
             handleLevelReport(ticket: ticket, failure: nil)
         case let .levelFailed(ticket, reason, actual):
             handleLevelReport(ticket: ticket, failure: (reason, actual))
+        case let .noSource(soundID, reason, fadeMs, ticket):
+            // The engine resumes what it has (or plays silence) and still
+            // answers the ticket, so the core never waits forever.
+            effects.append(.log(.error, "sound \"\(soundID)\" \(reason)"))
+            effects.append(.audio(.resume(fadeMs: fadeMs, ticket: ticket)))
         }
     }
 }

@@ -68,7 +68,13 @@ public struct Speaker: Sendable {
         switch action {
         case .start(let now):
             if case .absolute(let level) = state.volume {
-                if config.volume.mode == .alsaMixer { requestMixerLevel(level, origin: nil) } else { effects.append(.audio(.setLevel(level))) }
+                if config.volume.mode == .alsaMixer {
+                    // The mixer element carries the level; the software gain stays at unity.
+                    effects.append(.audio(.setLevel(1)))
+                    requestMixerLevel(level, origin: nil)
+                } else {
+                    effects.append(.audio(.setLevel(level)))
+                }
             }
             resumeRestoredState(at: now)
         case .lineEdge(let edge):

@@ -20,6 +20,10 @@ public enum EngineReport: Equatable, Sendable {
     /// The mixer write with this ticket failed (`reason`); `actual` is the
     /// level read back from the element afterwards (nil: unreadable).
     case levelFailed(ticket: UInt64, reason: String, actual: Double?)
+    /// The sound of a `play`/`switchTo` request (asked with `fadeMs` and
+    /// `ticket`) has no playable source (`reason`: missing, unreadable); the
+    /// engine was sent nothing yet.
+    case noSource(soundID: String, reason: String, fadeMs: Int, ticket: UInt64)
 }
 
 /// A `command` message as it arrived: raw payload plus MQTT v5 response routing.

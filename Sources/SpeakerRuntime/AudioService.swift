@@ -81,7 +81,6 @@ public final class AudioService: SpeakerService {
                 throw StartupError(exitCode: 2, message: "volume.mixer: \(error); `ambient-speaker devices` lists the elements")
             }
             mixer = control
-            engine.send(.setGain(1, rampMs: 0))
         }
     }
 
@@ -105,32 +104,41 @@ public final class AudioService: SpeakerService {
         context = nil
     }
 
-    private func source(_ id: String) -> SoundSource? {
+    /// The sound's source, or why it has none.
+    private func source(_ id: String) -> Result<SoundSource, SourceProblem> {
         guard let sound = catalog.sound(id: id) else {
-            logger.error("sound \"\(id)\" is in the catalog but has no source")
-            return nil
+            return .failure(SourceProblem(reason: "is in the catalog but has no source"))
         }
         do {
-            return try SoundCatalog.makeSource(sound, sampleRate: engine.sampleRate, streamer: streamer)
+            return .success(try SoundCatalog.makeSource(sound, sampleRate: engine.sampleRate, streamer: streamer))
         } catch {
-            logger.error("sound \"\(id)\" cannot be played: \(error)")
-            return nil
+            return .failure(SourceProblem(reason: "cannot be played: \(error)"))
         }
+    }
+
+    private struct SourceProblem: Error { var reason: String }
+
+    /// A sound without a source goes back to the core (`.noSource`), which decides what the engine does instead.
+    private func noSource(_ id: String, _ problem: SourceProblem, fadeMs: Int, ticket: UInt64) {
+        guard let context else { return }
+        context.send(.engine(.noSource(soundID: id, reason: problem.reason, fadeMs: fadeMs, ticket: ticket), at: context.now()))
     }
 
     private func perform(_ request: AudioRequest) {
         let sent: Bool
         switch request {
         case let .play(id, fadeMs, ticket):
-            // Without a source the engine resumes what it has (or plays silence),
-            // and still answers the ticket, so the core never waits forever.
-            sent = engine.send(.play(source(id), fadeMs: fadeMs, ticket: ticket))
-        case let .switchTo(id, crossfadeMs, ticket):
-            if let s = source(id) {
-                sent = engine.send(.switchTo(s, crossfadeMs: crossfadeMs, ticket: ticket))
-            } else {
-                sent = engine.send(.play(nil, fadeMs: crossfadeMs, ticket: ticket))
+            switch source(id) {
+            case .success(let s): sent = engine.send(.play(s, fadeMs: fadeMs, ticket: ticket))
+            case .failure(let problem): noSource(id, problem, fadeMs: fadeMs, ticket: ticket); sent = true
             }
+        case let .switchTo(id, crossfadeMs, ticket):
+            switch source(id) {
+            case .success(let s): sent = engine.send(.switchTo(s, crossfadeMs: crossfadeMs, ticket: ticket))
+            case .failure(let problem): noSource(id, problem, fadeMs: crossfadeMs, ticket: ticket); sent = true
+            }
+        case let .resume(fadeMs, ticket):
+            sent = engine.send(.play(nil, fadeMs: fadeMs, ticket: ticket))
         case let .pause(fadeMs, ticket):
             sent = engine.send(.pause(fadeMs: fadeMs, ticket: ticket))
         case .setLevel(let level):

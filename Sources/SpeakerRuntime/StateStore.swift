@@ -66,19 +66,18 @@ public final class StateStore {
     /// a crash or power cut (the rename never happened, so they hold nothing
     /// that was ever the state).
     private func removeStaleTemporaries() {
-        guard let dir = opendir(directory) else { return }
-        defer { closedir(dir) }
         let prefix = ".\(Self.fileName).tmp-"
-        var stale: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) { stale.append(name) }
+        let names: [String]
+        do { names = try FileIO.names(in: directory) } catch {
+            if error.errno != ENOENT { logger.warning("cannot look for interrupted writes: \(error)") }
+            return
         }
-        for name in stale {
-            if unlink(directory + "/" + name) == 0 {
+        for name in names where name.hasPrefix(prefix) {
+            do {
+                try FileIO.remove(path: directory + "/" + name)
                 logger.notice("removed \(name), left by an interrupted write")
+            } catch {
+                logger.warning("cannot remove \(name), left by an interrupted write: \(error)")
             }
         }
     }
