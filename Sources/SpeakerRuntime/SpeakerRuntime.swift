@@ -22,6 +22,8 @@ public final class SpeakerRuntime: ServiceContext {
     private let deadline: DeadlineTimer
     /// 0, or the exit code of a failure while running.
     public private(set) var exitCode: Int32 = 0
+    /// Actions reduced so far (ARCHITECTURE.md counts the passes of a press and a command).
+    public private(set) var reductions = 0
 
     public init(core: Speaker, loop: any EventLoopProtocol, services: [any SpeakerService], logger: Logger) {
         self.core = core
@@ -59,6 +61,7 @@ public final class SpeakerRuntime: ServiceContext {
         dispatching = true
         while !queue.isEmpty {
             let current = queue.removeFirst()
+            reductions += 1
             for effect in core.reduce(current) { perform(effect) }
         }
         dispatching = false

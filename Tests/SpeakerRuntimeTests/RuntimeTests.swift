@@ -43,6 +43,8 @@ import MQTTLink
         h.deliver([.connected(sessionPresent: false)])
         #expect(h.published("availability") == ["online"])
         let sessionsBefore = h.published("session").count
+        h.loop.runDueTimers()
+        let reductionsBefore = h.runtime.reductions
 
         #expect(h.board.handle(command: "press playPause") == "ok")
         // The press: down now, up 50 ms later; the gesture is decided after the
@@ -60,6 +62,10 @@ import MQTTLink
         h.report([.playing(ticket: ticket)])
         #expect(h.state.session.isPlaying)
         #expect(h.published("session").last?.contains("\"isPlaying\":true") == true)
+        // ARCHITECTURE.md: down edge, debounce tick, up edge, debounce tick (the press: play), the engine's answer.
+        let passes = h.runtime.reductions - reductionsBefore
+        print("press path: \(passes) passes through reduce")
+        #expect(passes == 5)
         _ = h.runtime.stop()
     }
 
@@ -68,11 +74,16 @@ import MQTTLink
         try h.runtime.start()
         h.deliver([.connected(sessionPresent: false)])
         let command = #"{"id":"c1","action":"setVolume","level":0.25}"#
+        h.loop.runDueTimers()
+        let reductionsBefore = h.runtime.reductions
         h.deliver([.message(MQTTMessage(topic: "\(h.config.topicRoot)/command", payload: Array(command.utf8), qos: 1))])
         #expect(h.state.volume == .absolute(level: 0.25))
         #expect(h.audio.requests.last?.hasPrefix("gain ") == true && h.audio.requests.last?.hasSuffix("ramp 60") == true)
         let result = try #require(h.published("command/result").last)
         #expect(result.contains("\"id\":\"c1\"") && result.contains("\"ok\":true"), "\(result)")
+        let passes = h.runtime.reductions - reductionsBefore
+        print("setVolume path: \(passes) passes through reduce")
+        #expect(passes == 1, "software gain needs no confirmation; revisions come from the reserved block")
         _ = h.runtime.stop()
     }
 
