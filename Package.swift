@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),
         // The whole runtime (core + services) on the manual-time loop, with in-memory audio and MQTT behind their ports.
         .testTarget(name: "SpeakerRuntimeTests", dependencies: ["SpeakerRuntime", "SpeakerCore", "SpeakerProtocol", "SpeakerSystem",
-                                                                "Board", "AudioALSA", "MQTTLink"]),
+                                                                "Board", "AudioALSA", "MQTTLink", "SoundFiles", "Ambience"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),
         // The daemon as a service: persistence under kill -9, systemd lifecycle, the unit and the board kit.
         .testTarget(name: "DaemonTests", dependencies: ["TestSupport", "SpeakerCore", "SpeakerProtocol"]),

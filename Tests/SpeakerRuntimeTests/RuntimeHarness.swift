@@ -6,6 +6,7 @@ import SpeakerProtocol
 import SpeakerSystem
 import SpeakerRuntime
 import SoundFiles
+import Ambience
 import Board
 
 /// The whole runtime — core, service group, the real systemd, persistence,
@@ -22,17 +23,29 @@ final class RuntimeHarness {
     let board: BoardService
     let runtime: SpeakerRuntime
     let directory: String
+    let soundFiles: [String]
     var config: SpeakerConfig
     /// What a SIGHUP reload reads.
     var reloadResult: Result<SpeakerConfig, ConfigError>
 
-    init(configure: (inout SpeakerConfig) -> Void = { _ in }) throws {
+    /// `soundFiles`: names of short silent WAV files put in the sounds directory before the catalog scan.
+    init(soundFiles: [String] = [], configure: (inout SpeakerConfig) -> Void = { _ in }) throws {
         var template = Array("/tmp/seams-runtime-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError(operation: "mkdtemp", errno: errno) }
         directory = String(cString: made)
         var config = SpeakerConfig.defaults(hostname: "kitchen")
         config.stateDirectory = directory
-        config.audio.soundsDirectory = directory + "/no-sounds"
+        config.audio.soundsDirectory = directory + "/sounds"
+        if !soundFiles.isEmpty {
+            mkdir(config.audio.soundsDirectory, 0o755)
+            let frames = 4_800
+            for name in soundFiles {
+                try FileIO.writeAtomically(path: "\(config.audio.soundsDirectory)/\(name).wav",
+                                           bytes: WAVFormat.header(sampleRate: 48_000, channels: 2, frames: frames)
+                                               + [UInt8](repeating: 0, count: frames * 4))
+            }
+        }
+        self.soundFiles = soundFiles
         config.board.kind = .simulated
         config.board.controlSocket = directory + "/control"
         config.inputs.encoder.acceleration = false
@@ -78,6 +91,8 @@ final class RuntimeHarness {
     }
 
     deinit {
+        for name in soundFiles { unlink("\(config.audio.soundsDirectory)/\(name).wav") }
+        rmdir(config.audio.soundsDirectory)
         for name in ["state.json", "revision"] { unlink(directory + "/" + name) }
         rmdir(directory)
     }

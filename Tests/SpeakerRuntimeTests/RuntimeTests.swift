@@ -47,10 +47,7 @@ import MQTTLink
         let reductionsBefore = h.runtime.reductions
 
         #expect(h.board.handle(command: "press playPause") == "ok")
-        // The press: down now, up 50 ms later; the gesture is decided after the
-        // debounce and (with double press off) on release.
-        h.loop.advanceTime(byMilliseconds: 49)
-        #expect(!h.audio.requests.contains { $0.hasPrefix("play") })
+        // The press: down now, up 50 ms later, each debounced on the core's deadline timer.
         h.loop.advanceTime(byMilliseconds: 200)
         let play = try #require(h.audio.requests.last { $0.hasPrefix("play") })
         #expect(h.published("event").last?.contains("\"gesture\":\"press\"") == true)
@@ -65,7 +62,7 @@ import MQTTLink
         // ARCHITECTURE.md: down edge, debounce tick, up edge, debounce tick (the press: play), the engine's answer.
         let passes = h.runtime.reductions - reductionsBefore
         print("press path: \(passes) passes through reduce")
-        #expect(passes == 5)
+        #expect(passes == 5, "ARCHITECTURE.md counts these passes: update it with this number")
         _ = h.runtime.stop()
     }
 
@@ -83,7 +80,7 @@ import MQTTLink
         #expect(result.contains("\"id\":\"c1\"") && result.contains("\"ok\":true"), "\(result)")
         let passes = h.runtime.reductions - reductionsBefore
         print("setVolume path: \(passes) passes through reduce")
-        #expect(passes == 1, "software gain needs no confirmation; revisions come from the reserved block")
+        #expect(passes == 1, "software gain needs no confirmation; revisions come from the reserved block (ARCHITECTURE.md)")
         _ = h.runtime.stop()
     }
 
@@ -103,6 +100,25 @@ import MQTTLink
         h.loop.advanceTime(to: deadline)
         let saved = try PersistedState.decode(try FileIO.read(path: path))
         #expect(saved.level == 0.75)
+        _ = h.runtime.stop()
+    }
+
+    @Test func aSoundWhoseFileIsGoneIsDecidedByTheCore() throws {
+        let h = try RuntimeHarness(soundFiles: ["test-tone"])
+        try h.runtime.start()
+        #expect(h.state.catalog.contains { $0.id == "test-tone" })
+        unlink("\(h.config.audio.soundsDirectory)/test-tone.wav")
+        h.deliver([.connected(sessionPresent: false)])
+        let topic = "\(h.config.topicRoot)/command"
+        h.deliver([.message(MQTTMessage(topic: topic, payload: Array(#"{"id":"s","action":"select","soundID":"test-tone"}"#.utf8), qos: 1))])
+        h.deliver([.message(MQTTMessage(topic: topic, payload: Array(#"{"id":"p","action":"play"}"#.utf8), qos: 1))])
+        // The audio service reported `.noSource`; the core logged it and asked the engine to play on with what it has.
+        #expect(h.logs.entries.contains { $0.level == .error && $0.message.hasPrefix("sound \"test-tone\" cannot be played:") }, "\(h.published("command/result")) \(h.state.selectedSound)")
+        let ticket = try #require(h.lastTicket)
+        #expect(h.audio.requests.last == "play nil fade \(h.config.audio.fadeMs) ticket \(ticket)")
+        h.report([.playing(ticket: ticket)])
+        #expect(h.state.session.isPlaying, "the ticket is still answered")
+        #expect(h.published("command/result").last?.contains("\"id\":\"p\"") == true)
         _ = h.runtime.stop()
     }
 
