@@ -155,6 +155,14 @@ extension Speaker {
             // answers the ticket, so the core never waits forever.
             effects.append(.log(.error, "sound \"\(soundID)\" \(reason)"))
             effects.append(.audio(.resume(fadeMs: fadeMs, ticket: ticket)))
+        case let .mixerReading(db, level, ownWrite):
+            let last = state.lastMixerReading
+            state.lastMixerReading = MixerReading(db: db)
+            // The element notifies every change, the speaker's own writes too:
+            // only a reading that differs from the last one was made elsewhere.
+            guard !ownWrite, !(last?.matches(db) ?? false) else { break }
+            effects.append(.log(.info, "volume: mixer moved elsewhere to \(db.map { "\($0) dB" } ?? "mute") (level \(level))"))
+            adoptOutsideLevel(level)
         }
     }
 }

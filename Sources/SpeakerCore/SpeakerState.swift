@@ -40,6 +40,20 @@ struct AwaitingResult: Equatable, Sendable {
     var level: Double?
 }
 
+/// One reading of the mixer element: its dB, nil when muted.
+struct MixerReading: Equatable, Sendable {
+    var db: Double?
+
+    /// Equal within 0.005 dB (both muted counts as equal).
+    func matches(_ other: Double?) -> Bool {
+        switch (db, other) {
+        case (nil, nil): return true
+        case let (x?, y?): return abs(x - y) < 0.005
+        default: return false
+        }
+    }
+}
+
 /// All state of the speaker. Owned by `Speaker`; changed only by `reduce`.
 public struct SpeakerState: Equatable, Sendable {
     /// The running configuration (the one config: live keys change on `.reconfigure`).
@@ -75,6 +89,9 @@ public struct SpeakerState: Equatable, Sendable {
     var recentResults = RecentResults(capacity: 256)
     /// Accepted commands waiting for the publication that shows their change.
     var resultsAwaitingPublish: [AwaitingResult] = []
+    /// The mixer element's last reading (`alsa-mixer`), to tell the
+    /// speaker's own change notifications from a change made elsewhere.
+    var lastMixerReading: MixerReading?
     /// What was last published, so only real changes publish (and bump the revision).
     var publishedDevice: DeviceDescriptor?
     var publishedSession: SessionAttributes?

@@ -73,9 +73,9 @@ public final class AudioService: SpeakerService {
             let control: MixerControl
             do {
                 control = try MixerControl(card: settings.card, element: settings.element, loop: loop, logger: logger) {
-                    [unowned self] level in
+                    [unowned self] reading in
                     guard let context = self.context else { return }
-                    context.send(.engine(.levelChangedOutside(level: level), at: context.now()))
+                    context.send(.engine(.mixerReading(db: reading.db, level: reading.level, ownWrite: false), at: context.now()))
                 }
             } catch {
                 throw StartupError(exitCode: 2, message: "volume.mixer: \(error); `ambient-speaker devices` lists the elements")
@@ -145,16 +145,18 @@ public final class AudioService: SpeakerService {
             sent = engine.send(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
         case let .setMixerLevel(level, ticket):
             // The ticket's answer runs after this action's effects.
-            let report: EngineReport
+            var reports: [EngineReport] = []
             if let mixer {
-                switch mixer.write(level: level) {
-                case .success: report = .levelSet(ticket: ticket)
-                case .failure(let failure): report = .levelFailed(ticket: ticket, reason: failure.reason, actual: failure.actual)
+                let (result, reading) = mixer.write(level: level)
+                switch result {
+                case .success: reports.append(.levelSet(ticket: ticket))
+                case .failure(let failure): reports.append(.levelFailed(ticket: ticket, reason: failure.reason, actual: failure.actual))
                 }
+                reports.append(.mixerReading(db: reading.db, level: reading.level, ownWrite: true))
             } else {
-                report = .levelFailed(ticket: ticket, reason: "the mixer is not open", actual: nil)
+                reports.append(.levelFailed(ticket: ticket, reason: "the mixer is not open", actual: nil))
             }
-            if let context { context.send(.engine(report, at: context.now())) }
+            if let context { for report in reports { context.send(.engine(report, at: context.now())) } }
             sent = true
         }
         if !sent { logger.error("the audio engine did not take \(request)") }

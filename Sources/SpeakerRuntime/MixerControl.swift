@@ -1,10 +1,11 @@
 import SpeakerSystem
 import AudioALSA
 
-/// `volume.mode: "alsa-mixer"`: the level drives a mixer element by dB, and
-/// a change made elsewhere (alsamixer, another program) is read back through
-/// the mixer's poll descriptors in the loop and reported as a level, which
-/// the core then publishes. Opened by ``AudioService``. Loop thread only.
+/// `volume.mode: "alsa-mixer"`: the level drives a mixer element by dB; the
+/// element is read back after each write and whenever its poll descriptors
+/// say it changed, and every reading goes to the core, which decides whether
+/// it was a change made elsewhere (alsamixer, another program).
+/// Opened by ``AudioService``. Loop thread only.
 final class MixerControl {
     /// Why a mixer write failed, and the level the element holds afterwards.
     struct WriteFailure: Error {
@@ -12,45 +13,51 @@ final class MixerControl {
         var actual: Double?
     }
 
+    /// What the element holds: dB (nil = muted) and the level it maps to.
+    struct Reading {
+        var db: Double?
+        var level: Double
+    }
+
     private let mixer: ALSAMixer
     private let map: MixerLevelMap
     private let loop: any EventLoopProtocol
     private let logger: Logger
-    private let changedOutside: (Double) -> Void
-    /// What the speaker last wrote (nil = muted; outer nil = nothing yet), to
-    /// tell its own change notifications from a change made elsewhere.
-    private var writtenDB: Double??
+    private let changed: (Reading) -> Void
     private var watches: [LoopRegistration] = []
 
-    /// Opens `card`/`element` and watches it; `changedOutside` gets the level
-    /// the element was moved to elsewhere.
+    /// Opens `card`/`element` and watches it; `changed` gets each reading
+    /// taken when the element signals a change.
     init(card: String, element: String, loop: any EventLoopProtocol, logger: Logger,
-         changedOutside: @escaping (Double) -> Void) throws(ALSAError) {
+         changed: @escaping (Reading) -> Void) throws(ALSAError) {
         mixer = try ALSAMixer(card: card, element: element)
         map = MixerLevelMap(minDB: mixer.minDB, maxDB: mixer.maxDB)
         self.loop = loop
         self.logger = logger
-        self.changedOutside = changedOutside
+        self.changed = changed
         logger.info("volume: mixer \"\(card)\" element \"\(element)\", \(mixer.minDB)…\(mixer.maxDB) dB\(mixer.hasSwitch ? ", switch mutes level 0" : "")")
         for pfd in mixer.pollDescriptors {
-            watches.append(loop.addReader(fd: pfd.fd) { [unowned self] in self.changed() })
+            watches.append(loop.addReader(fd: pfd.fd) { [unowned self] in self.readable() })
         }
     }
 
-    /// Writes `level` to the element; on failure says why and reads back what
-    /// the element holds (the truth the core then publishes).
-    func write(level: Double) -> Result<Void, WriteFailure> {
+    /// Writes `level` to the element; on failure says why. Either way the
+    /// reading afterwards (the truth the core then publishes).
+    func write(level: Double) -> (Result<Void, WriteFailure>, Reading) {
         do {
             try mixer.write(db: map.db(level: level))
             mixer.handleEvents()
-            writtenDB = .some(mixer.readDB())
-            return .success(())
+            return (.success(()), reading())
         } catch {
             mixer.handleEvents()
-            let current = mixer.readDB()
-            writtenDB = .some(current)
-            return .failure(WriteFailure(reason: "\(error)", actual: map.level(db: current)))
+            let now = reading()
+            return (.failure(WriteFailure(reason: "\(error)", actual: now.level)), now)
         }
+    }
+
+    private func reading() -> Reading {
+        let db = mixer.readDB()
+        return Reading(db: db, level: map.level(db: db))
     }
 
     /// Stops watching the element.
@@ -59,27 +66,13 @@ final class MixerControl {
         watches = []
     }
 
-    /// A mixer descriptor is readable: take the events; if the element now
-    /// differs from what the speaker wrote, someone else moved it.
-    private func changed() {
+    /// A mixer descriptor is readable: take the events and report the reading.
+    private func readable() {
         if mixer.handleEvents() < 0 {
             logger.error("volume: the mixer \(mixer.card) went away; its changes are no longer read back")
             close()
             return
         }
-        let current = mixer.readDB()
-        if let written = writtenDB, Self.sameDB(written, current) { return }
-        writtenDB = .some(current)
-        let level = map.level(db: current)
-        logger.info("volume: mixer moved elsewhere to \(current.map { "\($0) dB" } ?? "mute") (level \(level))")
-        changedOutside(level)
-    }
-
-    private static func sameDB(_ a: Double?, _ b: Double?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): return true
-        case let (x?, y?): return abs(x - y) < 0.005
-        default: return false
-        }
+        changed(reading())
     }
 }
