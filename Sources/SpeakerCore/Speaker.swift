@@ -105,12 +105,12 @@ public struct Speaker: Sendable {
             state.broker.retainedSessionSeen(payload, otherPublisher: otherPublisher)
         case .shutdown:
             break  // persistIfDue(force:) below writes anything unsaved
-        case let .homeAssistantStatus(online, now):
-            homeAssistantStatus(online: online, at: now)
         case let .reconfigure(newConfig, now):
             reconfigure(to: newConfig, at: now)
         case let .revisionReservation(through, failure, now):
             handleReservation(through: through, failure: failure, at: now)
+        case let .homeAssistantStatus(online, now):
+            homeAssistantStatus(online: online, at: now)
         }
         publishChanges()
         if case .shutdown = action { persistIfDue(at: action.instant, force: true) } else { persistIfDue(at: action.instant) }
