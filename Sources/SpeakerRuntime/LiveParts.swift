@@ -44,7 +44,7 @@ public enum LiveParts {
     }
 
     /// The read-ahead thread for file sounds (nil: file sounds decode on the audio thread).
-    public static func streamer(logger: Logger) -> FileStreamer? {
+    public static func streamer(config: SpeakerConfig, logger: Logger) -> FileStreamer? {
         do {
             return try FileStreamer(logger: logger.named("sounds"))
         } catch {

@@ -45,7 +45,7 @@ enum Launch {
         let stateStore = StateStore(directory: config.stateDirectory, logger: logger.named("state"))
         let engine = LiveParts.engine(config: config, logger: logger, demo: demo)
         let catalog = LiveParts.catalog(config: config, logger: logger)
-        let streamer = LiveParts.streamer(logger: logger)
+        let streamer = LiveParts.streamer(config: config, logger: logger)
         let link = try LiveParts.mqttLink(config: config, logger: logger)
         let core = Speaker(config: config, catalog: catalog.entries,
                            environment: LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)"),
