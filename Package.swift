@@ -41,10 +41,18 @@ let package = Package(
         .target(name: "CGPIOD", dependencies: ["CLibGPIOD"]),
         .target(name: "Board", dependencies: ["SpeakerCore", "SpeakerSystem", "CGPIOD"]),
 
+        // The runtime: one service per seam (audio, board, MQTT, persistence,
+        // systemd) in a ServiceGroup, around the core. A library so that
+        // tests run it whole on the manual-time loop.
+        .target(
+            name: "SpeakerRuntime",
+            dependencies: ["SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "SoundFiles", "MQTTLink", "SpeakerSystem", "Board"]),
+
         // Thin executables.
         .executableTarget(
             name: "ambient-speaker",
-            dependencies: ["SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "SoundFiles", "MQTTLink", "SpeakerSystem", "Board"]),
+            dependencies: ["SpeakerRuntime", "SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "SoundFiles", "MQTTLink",
+                           "SpeakerSystem", "Board"]),
         .executableTarget(
             name: "speaker-bench",
             dependencies: ["SpeakerCore", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport"],
@@ -66,6 +74,9 @@ let package = Package(
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
         .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),
+        // The whole runtime (core + services) on the manual-time loop, with in-memory audio and MQTT behind their ports.
+        .testTarget(name: "SpeakerRuntimeTests", dependencies: ["SpeakerRuntime", "SpeakerCore", "SpeakerProtocol", "SpeakerSystem",
+                                                                "Board", "AudioALSA", "MQTTLink", "SoundFiles", "Ambience"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),
         // The daemon as a service: persistence under kill -9, systemd lifecycle, the unit and the board kit.
         .testTarget(name: "DaemonTests", dependencies: ["TestSupport", "SpeakerCore", "SpeakerProtocol"]),

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SpeakerSystem
 
 /// Keeps the audio thread from running more than about a buffer ahead of the
 /// monotonic clock. Pcms with a clock (real cards) pace the thread themselves
@@ -18,11 +16,9 @@ struct PlaybackPacer {
         aheadLimit = Int64(aheadLimitFrames)
     }
 
-    /// Nanoseconds on CLOCK_MONOTONIC.
+    /// Nanoseconds on CLOCK_MONOTONIC (SpeakerSystem's one ``MonotonicClock``).
     static func now() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        Int64(MonotonicClock.now())
     }
 
     /// Starts counting from `now` with nothing written (after prepare).

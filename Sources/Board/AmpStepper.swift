@@ -18,17 +18,17 @@ public protocol AmpStepLines: AnyObject {
 public final class AmpStepper {
     public let pulseMilliseconds: Int
     public let gapMilliseconds: Int
-    private let loop: EventLoop
+    private let loop: any EventLoopProtocol
     private let lines: AmpStepLines
     private let logger: Logger
     private let onFailure: (GPIOError) -> Void
     private var queue: AmpStepQueue
-    private var timer: EventLoop.TimerID?
+    private var timer: LoopTimerID?
     /// Pulses dropped by the bound, for the log.
     public private(set) var dropped = 0
 
     /// `onFailure` is called (once per failed drive) if a line cannot be driven.
-    public init(loop: EventLoop, lines: AmpStepLines, pulseMilliseconds: Int, gapMilliseconds: Int, maxPending: Int,
+    public init(loop: any EventLoopProtocol, lines: AmpStepLines, pulseMilliseconds: Int, gapMilliseconds: Int, maxPending: Int,
                 logger: Logger, onFailure: @escaping (GPIOError) -> Void) {
         self.loop = loop
         self.lines = lines
@@ -60,7 +60,7 @@ public final class AmpStepper {
         if let timer { loop.cancel(timer) }
         timer = nil
         queue = AmpStepQueue(maxPending: queue.maxPending)
-        let now = MonotonicClock.now()
+        let now = loop.now()
         try? lines.drive(up: true, active: false, at: now)
         try? lines.drive(up: false, active: false, at: now)
     }
@@ -68,7 +68,7 @@ public final class AmpStepper {
     private func startNext() {
         guard let up = queue.take() else { timer = nil; return }
         // Idle means the previous gap has ended (its timer started us), so start now.
-        let start = MonotonicClock.now()
+        let start = loop.now()
         do throws(GPIOError) {
             try lines.drive(up: up, active: true, at: start)
         } catch {
@@ -78,11 +78,11 @@ public final class AmpStepper {
         }
         // Timed from when the line is actually active (the set call may be slow
         // on a loaded machine), so the pulse is never shorter than pulseMs.
-        let activeAt = MonotonicClock.now()
+        let activeAt = loop.now()
         let end = activeAt + UInt64(pulseMilliseconds) * 1_000_000
         logger.debug("\(up ? "UP" : "DOWN") active at \(activeAt / 1000) µs")
         timer = loop.schedule(at: end) { [unowned self] in
-            self.logger.debug("\(up ? "UP" : "DOWN") inactive at \(MonotonicClock.now() / 1000) µs (due \(end / 1000))")
+            self.logger.debug("\(up ? "UP" : "DOWN") inactive at \(self.loop.now() / 1000) µs (due \(end / 1000))")
             do throws(GPIOError) {
                 try self.lines.drive(up: up, active: false, at: end)
             } catch {

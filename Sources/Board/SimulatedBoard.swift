@@ -33,14 +33,14 @@ public final class SimulatedBoard {
     /// Most amp pulses kept in ``pulseLog`` (the oldest are dropped).
     public static let pulseLogLimit = 4_096
 
-    private let loop: EventLoop
+    private let loop: any EventLoopProtocol
     private let logger: Logger
     private let onEdge: (LineEdge) -> Void
     private var bounce: ContactBounce
     private var bounceEnabled = false
     /// Edges not yet delivered, in time order (scripts only ever append later times).
     private var pending: [ScheduledEdge] = []
-    private var timer: EventLoop.TimerID?
+    private var timer: LoopTimerID?
     /// The level of each line once every pending edge has happened.
     private var projected: [InputLine: Bool] = [:]
     /// The instant of the last edge ever scheduled (0 before the first).
@@ -55,7 +55,7 @@ public final class SimulatedBoard {
     /// Creates the board with every line inactive. `seed` makes contact
     /// bounce reproducible. Logs its configuration once.
     public init(
-        loop: EventLoop, logger: Logger,
+        loop: any EventLoopProtocol, logger: Logger,
         pressMilliseconds: Int = 50, stepMilliseconds: Int = 3, commandGapMilliseconds: Int = 50,
         maxPendingEdges: Int = 4_096, seed: UInt64 = 0x5EED_B0A4D,
         onEdge: @escaping (LineEdge) -> Void
@@ -170,7 +170,7 @@ public final class SimulatedBoard {
     /// Appends a script (offsets from its start) to the schedule, expanding
     /// each edge into a bounce burst when bounce is on, and arms the timer.
     private func enqueue(_ script: [(offset: UInt64, line: InputLine, isActive: Bool)]) {
-        let now = MonotonicClock.now()
+        let now = loop.now()
         let gap = UInt64(commandGapMilliseconds) * 1_000_000
         // Never before the previous command's last edge plus the gap (0 at first).
         let start = max(now, lastScheduled + gap)
@@ -194,7 +194,7 @@ public final class SimulatedBoard {
 
     /// Delivers every edge whose instant has come, in order, then re-arms.
     private func deliverDue() {
-        let now = MonotonicClock.now()
+        let now = loop.now()
         let due = pending.prefix { $0.at <= now }.count
         let edges = pending[0..<due]
         pending.removeFirst(due)

@@ -48,11 +48,9 @@ func waitReadable(_ fd: Int32, milliseconds: Int) -> Bool {
     }
 }
 
-/// Monotonic milliseconds, for deadlines.
+/// Monotonic milliseconds, for deadlines (SpeakerSystem's one ``MonotonicClock``).
 func monotonicMilliseconds() -> Int {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    Int(MonotonicClock.now() / 1_000_000)
 }
 
 /// SpeakerSystem's eventfd, with its error re-typed for this module.

@@ -150,6 +150,19 @@ extension Speaker {
             handleLevelReport(ticket: ticket, failure: nil)
         case let .levelFailed(ticket, reason, actual):
             handleLevelReport(ticket: ticket, failure: (reason, actual))
+        case let .noSource(soundID, reason, fadeMs, ticket):
+            // The engine resumes what it has (or plays silence) and still
+            // answers the ticket, so the core never waits forever.
+            effects.append(.log(.error, "sound \"\(soundID)\" \(reason)"))
+            effects.append(.audio(.resume(fadeMs: fadeMs, ticket: ticket)))
+        case let .mixerReading(db, level, ownWrite):
+            let last = state.lastMixerReading
+            state.lastMixerReading = MixerReading(db: db)
+            // The element notifies every change, the speaker's own writes too:
+            // only a reading that differs from the last one was made elsewhere.
+            guard !ownWrite, !(last?.matches(db) ?? false) else { break }
+            effects.append(.log(.info, "volume: mixer moved elsewhere to \(db.map { "\($0) dB" } ?? "mute") (level \(level))"))
+            adoptOutsideLevel(level)
         }
     }
 }

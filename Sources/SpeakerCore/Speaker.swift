@@ -13,13 +13,20 @@ import SpeakerProtocol
 /// `Speaker+Volume`, what gets published and when in `Speaker+Publishing`.
 public struct Speaker: Sendable {
     public internal(set) var state: SpeakerState
-    /// The running configuration (live keys change on `.reconfigure`).
-    public internal(set) var config: SpeakerConfig
+    /// The running configuration (live keys change on `.reconfigure`): `state.config`.
+    public internal(set) var config: SpeakerConfig {
+        get { state.config }
+        set { state.config = newValue }
+    }
     let environment: SpeakerEnvironment
     /// Effects accumulated by the action being reduced.
     var effects: [SpeakerEffect] = []
-    /// Accepted commands whose result waits for the publication that shows their change.
-    var resultsAwaitingPublish: [(PendingCommand, level: Double?)] = []
+    /// Accepted commands whose result waits for the publication that shows
+    /// their change (kept in `state.resultsAwaitingPublish`).
+    var resultsAwaitingPublish: [(PendingCommand, level: Double?)] {
+        get { state.resultsAwaitingPublish.map { ($0.origin, level: $0.level) } }
+        set { state.resultsAwaitingPublish = newValue.map { AwaitingResult(origin: $0.0, level: $0.level) } }
+    }
 
     /// - Parameters:
     ///   - catalog: the sounds in playback order (at least one).
@@ -36,11 +43,10 @@ public struct Speaker: Sendable {
     /// was unreadable (`RevisionCounter(unreadableReservation:)`).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
                 revisions: RevisionCounter, restored: PersistedState? = nil) {
-        self.config = config
         self.environment = environment
         let volume: VolumeState = config.volume.mode == .gpioStep
             ? .relative : .absolute(level: min(config.volume.initialLevel, config.volume.maxLevel))
-        state = SpeakerState(catalog: catalog, volume: volume,
+        state = SpeakerState(config: config, catalog: catalog, volume: volume,
                              revision: revisions,
                              inputs: InputDecoders(config: config.inputs))
         restore(restored)
@@ -67,7 +73,13 @@ public struct Speaker: Sendable {
             // `.mqttConnected` reaches the core, and then these go out at once.
             publishDiscovery()
             if case .absolute(let level) = state.volume {
-                if config.volume.mode == .alsaMixer { requestMixerLevel(level, origin: nil) } else { effects.append(.audio(.setLevel(level))) }
+                if config.volume.mode == .alsaMixer {
+                    // The mixer element carries the level; the software gain stays at unity.
+                    effects.append(.audio(.setLevel(1)))
+                    requestMixerLevel(level, origin: nil)
+                } else {
+                    effects.append(.audio(.setLevel(level)))
+                }
             }
             resumeRestoredState(at: now)
         case .lineEdge(let edge):

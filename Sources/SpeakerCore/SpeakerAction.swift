@@ -20,6 +20,15 @@ public enum EngineReport: Equatable, Sendable {
     /// The mixer write with this ticket failed (`reason`); `actual` is the
     /// level read back from the element afterwards (nil: unreadable).
     case levelFailed(ticket: UInt64, reason: String, actual: Double?)
+    /// The sound of a `play`/`switchTo` request (asked with `fadeMs` and
+    /// `ticket`) has no playable source (`reason`: missing, unreadable); the
+    /// engine was sent nothing yet.
+    case noSource(soundID: String, reason: String, fadeMs: Int, ticket: UInt64)
+    /// What the ALSA mixer element holds (`db`, nil = muted; `level` on the
+    /// speaker's curve), read after the speaker's own write (`ownWrite`) or
+    /// when the element signalled a change (`alsa-mixer`). The core decides
+    /// whether a change was made elsewhere.
+    case mixerReading(db: Double?, level: Double, ownWrite: Bool)
 }
 
 /// A `command` message as it arrived: raw payload plus MQTT v5 response routing.

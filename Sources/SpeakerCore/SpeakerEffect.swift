@@ -25,6 +25,10 @@ public enum AudioRequest: Equatable, Sendable {
     case play(soundID: String, fadeMs: Int, ticket: UInt64)
     case switchTo(soundID: String, crossfadeMs: Int, ticket: UInt64)
     case pause(fadeMs: Int, ticket: UInt64)
+    /// Play on with what the engine already has (silence when it has nothing),
+    /// fading in over `fadeMs`: the answer to a sound that has no source
+    /// (`EngineReport.noSource`), so its ticket is still answered like a play.
+    case resume(fadeMs: Int, ticket: UInt64)
     /// Absolute level in [0, 1] as software gain; the engine ramps to it.
     case setLevel(Double)
     /// Absolute level in [0, 1] for an ALSA mixer element (`alsa-mixer`),

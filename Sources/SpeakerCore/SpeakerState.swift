@@ -33,8 +33,31 @@ struct PendingLevel: Equatable, Sendable {
     var origin: PendingCommand?
 }
 
+/// An accepted command whose result waits for the publication that shows its change.
+struct AwaitingResult: Equatable, Sendable {
+    var origin: PendingCommand
+    /// The level to report in the result (volume commands).
+    var level: Double?
+}
+
+/// One reading of the mixer element: its dB, nil when muted.
+struct MixerReading: Equatable, Sendable {
+    var db: Double?
+
+    /// Equal within 0.005 dB (both muted counts as equal).
+    func matches(_ other: Double?) -> Bool {
+        switch (db, other) {
+        case (nil, nil): return true
+        case let (x?, y?): return abs(x - y) < 0.005
+        default: return false
+        }
+    }
+}
+
 /// All state of the speaker. Owned by `Speaker`; changed only by `reduce`.
 public struct SpeakerState: Equatable, Sendable {
+    /// The running configuration (the one config: live keys change on `.reconfigure`).
+    public internal(set) var config: SpeakerConfig
     public var catalog: [CatalogEntry]
     public var selectedIndex: Int
     public var session = SessionState()
@@ -67,6 +90,11 @@ public struct SpeakerState: Equatable, Sendable {
     /// Mixer writes not yet confirmed: the level asked for and the command (if any) that asked.
     var pendingLevels: [UInt64: PendingLevel] = [:]
     var recentResults = RecentResults(capacity: 256)
+    /// Accepted commands waiting for the publication that shows their change.
+    var resultsAwaitingPublish: [AwaitingResult] = []
+    /// The mixer element's last reading (`alsa-mixer`), to tell the
+    /// speaker's own change notifications from a change made elsewhere.
+    var lastMixerReading: MixerReading?
     /// What was last published, so only real changes publish (and bump the revision).
     var publishedDevice: DeviceDescriptor?
     var publishedSession: SessionAttributes?
@@ -75,8 +103,9 @@ public struct SpeakerState: Equatable, Sendable {
     /// The selected catalog entry.
     public var selectedSound: CatalogEntry { catalog[selectedIndex] }
 
-    public init(catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
+    public init(config: SpeakerConfig, catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
                 revision: RevisionCounter, inputs: InputDecoders) {
+        self.config = config
         self.catalog = catalog
         self.selectedIndex = catalog.indices.contains(selectedIndex) ? selectedIndex : 0
         self.volume = volume

@@ -13,18 +13,9 @@ import Glibc
 ///
 /// Handlers may add/remove registrations, schedule/cancel timers and call
 /// ``stop()`` re-entrantly.
-public final class EventLoop {
-    /// A reader or writer registration, for ``remove(_:)``.
-    public struct Registration: Hashable, Sendable {
-        fileprivate let id: UInt64
-        /// The watched descriptor.
-        public let fd: Int32
-    }
-
-    /// A scheduled timer, for ``cancel(_:)``.
-    public struct TimerID: Hashable, Sendable {
-        fileprivate let id: UInt64
-    }
+public final class EventLoop: EventLoopProtocol {
+    public typealias Registration = LoopRegistration
+    public typealias TimerID = LoopTimerID
 
     private struct Watch {
         var fd: Int32
@@ -113,11 +104,8 @@ public final class EventLoop {
         return TimerID(id: id)
     }
 
-    /// Runs `handler` once, `milliseconds` from now.
-    @discardableResult
-    public func schedule(after milliseconds: Int, _ handler: @escaping () -> Void) -> TimerID {
-        schedule(at: MonotonicClock.now() &+ UInt64(max(0, milliseconds)) &* 1_000_000, handler)
-    }
+    /// The loop's clock: ``MonotonicClock`` (CLOCK_MONOTONIC, the timerfd's clock).
+    public func now() -> UInt64 { MonotonicClock.now() }
 
     /// Cancels a timer that has not fired yet; a no-op otherwise.
     public func cancel(_ timer: TimerID) {

@@ -114,6 +114,29 @@ public enum FileIO {
         }
     }
 
+    /// The names in `directory` (`opendir`/`readdir`/`closedir`), without `.` and `..`.
+    public static func names(in directory: String) throws(SystemError) -> [String] {
+        guard let dir = opendir(directory) else { throw SystemError(operation: "opendir", errno: errno, path: directory) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw SystemError(operation: "readdir", errno: errno, path: directory) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
+    /// Removes the file at `path` (`unlink`).
+    public static func remove(path: String) throws(SystemError) {
+        _ = try systemCall("unlink", path: path) { unlink(path) }
+    }
+
     /// Splits `path` into its directory ("." when there is none) and last component.
     static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }

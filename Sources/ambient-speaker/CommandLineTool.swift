@@ -5,6 +5,7 @@ import SpeakerCore
 import SpeakerSystem
 import SpeakerProtocol
 import Ambience
+import SpeakerRuntime
 
 /// The `ambient-speaker` command line (config-and-cli.md): parses the
 /// subcommand and its flags and runs it. Exit codes: 0 success, 1 bad
@@ -36,11 +37,11 @@ struct CommandLineTool {
             case "run":
                 let path = try args.value("--config")
                 try args.finish()
-                return SpeakerRuntime.launch(configPath: path, demo: false, logger: logger)
+                return Launch.run(configPath: path, demo: false, logger: logger)
             case "demo":
                 let path = try args.value("--config")
                 try args.finish()
-                return SpeakerRuntime.launch(configPath: path, demo: true, logger: logger)
+                return Launch.run(configPath: path, demo: true, logger: logger)
             case "check-config":
                 guard let path = args.next() else { throw UsageError(message: "check-config: expected a FILE argument") }
                 try args.finish()

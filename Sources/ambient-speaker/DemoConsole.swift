@@ -3,29 +3,46 @@ import Glibc
 #endif
 import SpeakerCore
 import SpeakerSystem
+import SpeakerRuntime
 import Board
 
-/// The `demo` front end: keys drive the simulated board (space, n, p, ← →, q)
-/// and one status line shows the live state on stdout.
-final class DemoConsole {
+/// The `demo` front end, a service after the board: keys drive the simulated
+/// board (space, n, p, ← →, q) and one status line shows the live state on
+/// stdout. Stopping restores the terminal.
+final class DemoConsole: SpeakerService {
+    let name = "demo"
+    private let loop: EventLoop
+    private let board: BoardService
     private var keys: TerminalKeys?
     private var lastLine = ""
 
-    /// Starts reading keys from the terminal; `quit` is called on `q` or end of input.
-    func start(loop: EventLoop, board: SimulatedBoard, quit: @escaping () -> Void) throws {
+    init(loop: EventLoop, board: BoardService) {
+        self.loop = loop
+        self.board = board
+    }
+
+    /// Starts reading keys from the terminal; `q` or end of input stops the speaker.
+    func start(_ context: ServiceContext) throws(StartupError) {
         guard isatty(STDIN_FILENO) == 1 else {
             FileHandleStderr.write("demo: stdin is not a terminal; drive the board through board.controlSocket instead\n")
             return
         }
-        keys = try TerminalKeys(loop: loop) { key in
-            switch DemoKeyboard.action(for: key) {
-            case .boardCommand(let command)?: _ = board.handle(command: command)
-            case .quit?: quit()
-            case nil: break
+        let board = board
+        do {
+            keys = try TerminalKeys(loop: loop) { [weak context] key in
+                switch DemoKeyboard.action(for: key) {
+                case .boardCommand(let command)?: _ = board.handle(command: command)
+                case .quit?: context?.requestStop("demo: quit")
+                case nil: break
+                }
             }
+        } catch {
+            throw StartupError(exitCode: 2, message: "demo: \(error)")
         }
         print(DemoKeyboard.help)
     }
+
+    func observe(_ state: SpeakerState) { show(state, mqttConnected: state.mqttConnected) }
 
     /// Redraws the status line when it changed.
     func show(_ state: SpeakerState, mqttConnected: Bool) {

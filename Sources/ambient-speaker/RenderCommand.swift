@@ -1,4 +1,5 @@
 import SpeakerCore
+import SpeakerRuntime
 import SpeakerSystem
 import Ambience
 import SoundFiles

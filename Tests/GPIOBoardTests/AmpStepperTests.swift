@@ -3,7 +3,7 @@ import SpeakerCore
 import SpeakerSystem
 import Board
 
-/// The amp pulse queue (pure) and its schedule on a real EventLoop, recorded
+/// The amp pulse queue (pure) and its schedule on the manual-time loop, recorded
 /// by the simulated board's ``AmpStepLines`` (the same stepper drives GPIO).
 @Suite struct AmpStepperTests {
     @Test func queueCoalescesOppositePulses() {
@@ -27,40 +27,32 @@ import Board
         #expect(q.pending == -4)
     }
 
-    /// Runs `loop` until `done` or a guard timeout (generous: CI may be loaded).
-    private func run(_ loop: EventLoop, seconds: Int = 5, until done: @escaping () -> Bool) throws {
-        var check: EventLoop.TimerID?
-        func arm() { check = loop.schedule(after: 2) { if done() { loop.stop() } else { arm() } } }
-        arm()
-        let guardTimer = loop.schedule(after: seconds * 1000) { loop.stop() }
-        try loop.run()
-        loop.cancel(guardTimer)
-        if let check { loop.cancel(check) }
-    }
-
-    @Test func pulsesHaveTheConfiguredWidthAndGap() throws {
-        let loop = try EventLoop()
+    @Test func pulsesHaveTheConfiguredWidthAndGap() {
+        let loop = ManualEventLoop()
+        let t0 = loop.now()
         let logger = Logger(component: "t", threshold: .debug, backend: MemoryLogBackend())
         let board = SimulatedBoard(loop: loop, logger: logger) { _ in }
         let stepper = AmpStepper(loop: loop, lines: board, pulseMilliseconds: 15, gapMilliseconds: 10, maxPending: 20,
                                  logger: logger) { error in Issue.record("\(error)") }
         stepper.enqueue(.up(count: 2))
         stepper.enqueue(.down(count: 5))  // coalesces with the pending UP: net -4 after the first UP started
-        try run(loop) { !stepper.isBusy }
+        #expect(stepper.isBusy)
+        loop.advanceTime(byMilliseconds: 14)
+        #expect(board.pulseLog.isEmpty, "the first pulse is still active at 14 ms")
+        loop.advanceTime(byMilliseconds: 1000)
+        #expect(!stepper.isBusy)
+        let ms: UInt64 = 1_000_000
         let log = board.pulseLog
         #expect(log.map(\.up) == [true, false, false, false, false], "first UP was in flight; 1 UP + 5 DOWN coalesced to 4 DOWN")
         #expect(board.handle(command: "pulses") == "up=1 down=4")
-        for p in log {
-            #expect(p.end - p.start >= 15_000_000, "never shorter than pulseMs")
-            #expect(p.end - p.start < 65_000_000, "pulseMs plus at most scheduling slack (generous: CI may be loaded)")
-        }
-        for (a, b) in zip(log, log.dropFirst()) {
-            #expect(b.start >= a.end + 10_000_000, "at least gapMs between pulses")
-        }
+        // Exactly pulseMs active, exactly gapMs between: starts at 0, 25, 50, 75, 100 ms.
+        #expect(log.map { ($0.start - t0) / ms } == [0, 25, 50, 75, 100])
+        #expect(log.map { ($0.end - $0.start) / ms } == [15, 15, 15, 15, 15])
+        #expect(loop.pendingTimers == 0, "idle: no timer left")
     }
 
-    @Test func aFastKnobIsBoundedByMaxPending() throws {
-        let loop = try EventLoop()
+    @Test func aFastKnobIsBoundedByMaxPending() {
+        let loop = ManualEventLoop()
         let logger = Logger(component: "t", threshold: .debug, backend: MemoryLogBackend())
         let board = SimulatedBoard(loop: loop, logger: logger) { _ in }
         let stepper = AmpStepper(loop: loop, lines: board, pulseMilliseconds: 1, gapMilliseconds: 1, maxPending: 3,
@@ -68,7 +60,27 @@ import Board
         for _ in 0..<10 { stepper.enqueue(.up(count: 1)) }
         #expect(stepper.pending == 3)
         #expect(stepper.dropped == 6, "one in flight, three pending, six dropped")
-        try run(loop) { !stepper.isBusy }
+        loop.advanceTime(byMilliseconds: 6)
+        #expect(board.pulseCounts == (3, 0), "three done after 6 ms (pulses at 0–1, 2–3, 4–5; the fourth ends at 7)")
+        loop.advanceTime(byMilliseconds: 100)
         #expect(board.pulseCounts == (4, 0))
+        #expect(!stepper.isBusy)
+    }
+
+    @Test func stopCancelsTheScheduleAndLeavesBothLinesInactive() {
+        let loop = ManualEventLoop()
+        let logger = Logger(component: "t", threshold: .debug, backend: MemoryLogBackend())
+        let board = SimulatedBoard(loop: loop, logger: logger) { _ in }
+        let stepper = AmpStepper(loop: loop, lines: board, pulseMilliseconds: 20, gapMilliseconds: 20, maxPending: 5,
+                                 logger: logger) { error in Issue.record("\(error)") }
+        stepper.enqueue(.down(count: 3))
+        loop.advanceTime(byMilliseconds: 5)
+        stepper.stop()
+        #expect(!stepper.isBusy)
+        #expect(stepper.pending == 0)
+        #expect(loop.pendingTimers == 0)
+        #expect(board.pulseCounts == (0, 1), "the pulse in flight ends at stop")
+        loop.advanceTime(byMilliseconds: 500)
+        #expect(board.pulseCounts == (0, 1), "nothing more after stop")
     }
 }

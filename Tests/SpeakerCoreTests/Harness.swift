@@ -96,7 +96,7 @@ struct Harness {
         var out: [SpeakerEffect] = []
         for case .audio(let request) in effects {
             switch request {
-            case .play(_, _, let t), .switchTo(_, _, let t): out += send(.engine(.playing(ticket: t), at: now))
+            case .play(_, _, let t), .switchTo(_, _, let t), .resume(_, let t): out += send(.engine(.playing(ticket: t), at: now))
             case .pause(_, let t): out += send(.engine(.paused(ticket: t), at: now))
             case .setLevel, .setMixerLevel: break
             }

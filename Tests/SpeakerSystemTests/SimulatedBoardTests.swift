@@ -6,42 +6,36 @@ import SpeakerCore
 import SpeakerSystem
 import Board
 
-/// The simulated board on a real EventLoop: edges come from real timers and
-/// carry their scheduled monotonic timestamps.
+/// The simulated board on the manual-time loop: edges come from its timers and
+/// carry their scheduled monotonic timestamps, exactly.
 @Suite struct SimulatedBoardTests {
     private let ms: UInt64 = 1_000_000
 
-    /// A board whose edges are collected; `run` drives the loop until
-    /// `count` edges arrived (or a 3 s guard fires).
+    /// A board on the manual-time loop whose edges are collected; `run`
+    /// advances virtual time until `count` edges arrived (at most 3 s of it).
     private final class Harness {
-        let loop: EventLoop
+        let loop = ManualEventLoop()
         let log = MemoryLogBackend()
         var board: SimulatedBoard!
         var edges: [LineEdge] = []
         var deliveredAt: [UInt64] = []
-        var target = Int.max
-        var stopWhenIdle = false
 
         init() throws {
-            loop = try EventLoop()
             board = SimulatedBoard(loop: loop, logger: Logger(component: "board", threshold: .debug, backend: log)) {
                 [unowned self] edge in
                 self.edges.append(edge)
-                self.deliveredAt.append(MonotonicClock.now())
-                if self.edges.count >= self.target || (self.stopWhenIdle && !self.board.isBusy) { self.loop.stop() }
+                self.deliveredAt.append(self.loop.now())
             }
         }
 
         func run(until count: Int) throws {
-            target = count
-            let guardTimer = loop.schedule(after: 3000) { self.loop.stop() }
-            try loop.run()
-            loop.cancel(guardTimer)
+            let limit = loop.now() + 3_000_000_000
+            while edges.count < count, loop.now() < limit { loop.advanceTime(byMilliseconds: 1) }
         }
 
         func runUntilIdle() throws {
-            stopWhenIdle = true
-            try run(until: Int.max)
+            let limit = loop.now() + 3_000_000_000
+            while board.isBusy, loop.now() < limit { loop.advanceTime(byMilliseconds: 1) }
         }
 
         /// (line, level) pairs, without timestamps.
@@ -50,14 +44,14 @@ import Board
 
     @Test func pressGivesDownThenUpFiftyMillisecondsApart() throws {
         let h = try Harness()
-        let before = MonotonicClock.now()
+        let before = h.loop.now()
         #expect(h.board.handle(command: "press playPause") == "ok")
         try h.run(until: 2)
         #expect(h.levels == ["playPause=1", "playPause=0"])
-        #expect(h.edges[0].at.nanoseconds >= before)
-        #expect(h.edges[0].at.nanoseconds - before < 500 * ms, "the press starts now (generous: CI may be loaded)")
+        #expect(h.edges[0].at.nanoseconds == before, "the press starts now")
         #expect(h.edges[1].at.nanoseconds - h.edges[0].at.nanoseconds == 50 * ms)
         #expect(zip(h.deliveredAt, h.edges).allSatisfy { $0 >= $1.at.nanoseconds }, "never delivered early")
+        #expect(h.deliveredAt == h.edges.map(\.at.nanoseconds), "delivered on time (manual clock)")
         #expect(h.board.levels[.playPause] == false)
         #expect(!h.board.isBusy)
     }

@@ -10,13 +10,13 @@ import SpeakerSystem
 /// directory), so after a crash or power cut the file holds either the old
 /// or the new state. The core decides *when* to write (`StateSaveSchedule`).
 /// Main thread only.
-final class StateStore {
+public final class StateStore {
     static let fileName = "state.json"
     let directory: String
     let path: String
     let logger: Logger
 
-    init(directory: String, logger: Logger) {
+    public init(directory: String, logger: Logger) {
         self.directory = directory
         path = directory + "/" + Self.fileName
         self.logger = logger
@@ -31,7 +31,7 @@ final class StateStore {
     /// The saved state, or nil (with a warning) when the file is missing or
     /// unusable; the speaker then starts from the configured defaults. Also
     /// removes temporary files a crash mid-write left behind.
-    func load() -> PersistedState? {
+    public func load() -> PersistedState? {
         removeStaleTemporaries()
         let bytes: [UInt8]
         do {
@@ -66,19 +66,18 @@ final class StateStore {
     /// a crash or power cut (the rename never happened, so they hold nothing
     /// that was ever the state).
     private func removeStaleTemporaries() {
-        guard let dir = opendir(directory) else { return }
-        defer { closedir(dir) }
         let prefix = ".\(Self.fileName).tmp-"
-        var stale: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) { stale.append(name) }
+        let names: [String]
+        do { names = try FileIO.names(in: directory) } catch {
+            if error.errno != ENOENT { logger.warning("cannot look for interrupted writes: \(error)") }
+            return
         }
-        for name in stale {
-            if unlink(directory + "/" + name) == 0 {
+        for name in names where name.hasPrefix(prefix) {
+            do {
+                try FileIO.remove(path: directory + "/" + name)
                 logger.notice("removed \(name), left by an interrupted write")
+            } catch {
+                logger.warning("cannot remove \(name), left by an interrupted write: \(error)")
             }
         }
     }

@@ -5,24 +5,24 @@ import SpeakerCore
 import SpeakerProtocol
 import SpeakerSystem
 
-/// The speaker as a systemd service (`Type=notify`): readiness, the
-/// watchdog, `STATUS=` text, reload and stop notifications. Without
-/// `$NOTIFY_SOCKET` (not started by systemd) every call is a no-op.
+/// The notifications of a systemd service (`Type=notify`): readiness, the
+/// watchdog, `STATUS=` text, reload and stop. Without `$NOTIFY_SOCKET` (not
+/// started by systemd) every call is a no-op. Used by ``SystemdService``.
 /// Main (loop) thread only.
-final class SystemdService {
+public final class SystemdNotifications {
     private let notifier: SystemdNotifier?
     private let logger: Logger
     /// Half of `$WATCHDOG_USEC`, in milliseconds; nil when the watchdog is off.
-    let watchdogPingMs: Int?
+    public let watchdogPingMs: Int?
     private var lastStatus: String?
     /// The last reload's error, shown in `STATUS=` until a reload succeeds.
-    var reloadError: String? {
+    public var reloadError: String? {
         didSet { if let lastStatus { update(status: lastStatus, force: true) } }
     }
 
     /// Reads `$NOTIFY_SOCKET`, `$WATCHDOG_USEC` and `$WATCHDOG_PID` (a
     /// watchdog meant for another process is ignored).
-    init(logger: Logger) {
+    public init(logger: Logger) {
         self.logger = logger
         var notifier: SystemdNotifier?
         do { notifier = try SystemdNotifier.fromEnvironment() } catch {
@@ -38,7 +38,7 @@ final class SystemdService {
     }
 
     /// Logs how the service talks to systemd (once, at start).
-    func logConfiguration() {
+    public func logConfiguration() {
         guard let notifier else {
             logger.info("not started by systemd (no NOTIFY_SOCKET): no readiness or watchdog notifications")
             return
@@ -48,22 +48,22 @@ final class SystemdService {
     }
 
     /// `READY=1` with the current status.
-    func ready(status: String) {
+    public func ready(status: String) {
         lastStatus = status
         send("READY=1\nSTATUS=\(decorated(status))")
     }
 
     /// `WATCHDOG=1`: the main loop is alive.
-    func ping() { send("WATCHDOG=1") }
+    public func ping() { send("WATCHDOG=1") }
 
     /// `RELOADING=1` before a configuration reload; `ready(status:)` ends it.
-    func reloading() { send("RELOADING=1\nSTATUS=reloading the configuration") }
+    public func reloading() { send("RELOADING=1\nSTATUS=reloading the configuration") }
 
     /// `STOPPING=1`.
-    func stopping() { send("STOPPING=1\nSTATUS=stopping: fading out, going offline") }
+    public func stopping() { send("STOPPING=1\nSTATUS=stopping: fading out, going offline") }
 
     /// `STATUS=` when the text changed.
-    func update(status: String, force: Bool = false) {
+    public func update(status: String, force: Bool = false) {
         guard force || status != lastStatus else { return }
         lastStatus = status
         send("STATUS=\(decorated(status))")
@@ -83,7 +83,7 @@ final class SystemdService {
 
 extension SpeakerState {
     /// One line for `systemctl status`: what plays, the level, the outputs.
-    func statusText(mqttConnected: Bool) -> String {
+    public var statusText: String {
         var parts: [String] = []
         let sound = "\"\(selectedSound.id)\""
         if audio == .unavailable {

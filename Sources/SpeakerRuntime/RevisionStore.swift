@@ -14,14 +14,14 @@ import SpeakerSystem
 /// blocking), a symbolic link, over 64 bytes, garbage, out of range — gives a
 /// counter that hands out nothing (`RevisionCounter(unreadableReservation:)`):
 /// the core then withholds `session` and says why.
-final class RevisionStore {
+public final class RevisionStore {
     static let fileName = "revision"
     let path: String
     let logger: Logger
     /// The counter to start from.
-    let counter: RevisionCounter
+    public let counter: RevisionCounter
 
-    init(directory: String, logger: Logger) {
+    public init(directory: String, logger: Logger) {
         path = directory + "/" + Self.fileName
         self.logger = logger
         if !SystemFacts.isDirectory(path: directory) {

@@ -8,12 +8,14 @@ import SpeakerProtocol
 /// Loads the configuration: reads the file (or uses the built-in defaults),
 /// validates it with `ConfigDecoder`, then runs the checks that need the file
 /// system (a password file must not be world-readable).
-struct ConfigLoader {
+public struct ConfigLoader {
     let logger: Logger
+
+    public init(logger: Logger) { self.logger = logger }
 
     /// `required`: a missing file is an error (true for an explicit `--config`
     /// or `check-config`); otherwise the built-in defaults are used.
-    func load(path: String, required: Bool) -> Result<SpeakerConfig, ConfigError> {
+    public func load(path: String, required: Bool) -> Result<SpeakerConfig, ConfigError> {
         let decoder = ConfigDecoder(hostname: SystemFacts.hostname())
         let bytes: [UInt8]
         do {
@@ -50,7 +52,7 @@ struct ConfigLoader {
 
 extension JSONValue {
     /// Indented JSON for people (`check-config`).
-    var prettyText: String {
+    public var prettyText: String {
         func render(_ v: JSONValue, _ indent: String) -> String {
             switch v {
             case .object(let members) where !members.isEmpty:

@@ -1,0 +1,185 @@
+import SpeakerCore
+import SpeakerProtocol
+import SpeakerSystem
+import Ambience
+import AudioALSA
+import SoundFiles
+
+/// The audio engine as the audio service drives it: ``AudioEngine`` (ALSA,
+/// its own thread, tested in AudioALSATests), or an in-memory output in the
+/// runtime tests. Loop thread only.
+public protocol AudioOutput: AnyObject {
+    /// Readable when reports are waiting (`drainReports()`).
+    var reportFD: Int32 { get }
+    var sampleRate: Int { get }
+    func start(failIfUnavailable: Bool) throws(ALSAError)
+    func send(_ request: AudioEngine.Request) -> Bool
+    func drainReports() -> [AudioEngine.Report]
+    /// Fades out (at most `fadeMs`), closes the device, joins the thread.
+    func shutdown(fadeMs: Int)
+}
+
+extension AudioEngine: AudioOutput {}
+
+/// The audio seam: the engine, the sound catalog and the read-ahead thread
+/// for file sounds, and in `alsa-mixer` mode the mixer element
+/// (``MixerControl``). Performs `.audio` effects; engine and mixer reports
+/// go to the core as `.engine` actions. Stops in reverse: engine (fade out,
+/// close), read-ahead thread, mixer. Loop thread only.
+public final class AudioService: SpeakerService {
+    public let name = "audio"
+    /// Software volume changes ramp over this long, so a fast knob never zippers.
+    public static let levelRampMs = 60
+    /// The longest fade-out on SIGTERM, so fade + `offline` fit in 2 s.
+    public static let shutdownFadeLimitMs = 500
+
+    private let engine: any AudioOutput
+    private let catalog: SoundCatalog
+    private let streamer: FileStreamer?
+    private let loop: any EventLoopProtocol
+    private let logger: Logger
+    private let mixerSettings: (card: String, element: String)?
+    private var mixer: MixerControl?
+    private var registration: LoopRegistration?
+    private weak var context: ServiceContext?
+    private var fadeMs: Int
+
+    /// `mixer`: the card and element to open in `alsa-mixer` mode (nil: software gain).
+    public init(engine: any AudioOutput, catalog: SoundCatalog, streamer: FileStreamer?, mixer: (card: String, element: String)?,
+                fadeMs: Int, loop: any EventLoopProtocol, logger: Logger) {
+        self.engine = engine
+        self.catalog = catalog
+        self.streamer = streamer
+        self.mixerSettings = mixer
+        self.fadeMs = fadeMs
+        self.loop = loop
+        self.logger = logger
+    }
+
+    public func start(_ context: ServiceContext) throws(StartupError) {
+        self.context = context
+        do {
+            try streamer?.start()
+        } catch {
+            logger.error("sounds: read-ahead thread did not start (\(error)); file sounds decode on the audio thread")
+        }
+        do {
+            try engine.start(failIfUnavailable: false)
+        } catch {
+            throw StartupError(exitCode: 2, message: "audio: \(error)")
+        }
+        registration = loop.addReader(fd: engine.reportFD) { [unowned self] in self.engineReports() }
+        if let settings = mixerSettings {
+            let control: MixerControl
+            do {
+                control = try MixerControl(card: settings.card, element: settings.element, loop: loop, logger: logger) {
+                    [unowned self] reading in
+                    guard let context = self.context else { return }
+                    context.send(.engine(.mixerReading(db: reading.db, level: reading.level, ownWrite: false), at: context.now()))
+                }
+            } catch {
+                throw StartupError(exitCode: 2, message: "volume.mixer: \(error); `ambient-speaker devices` lists the elements")
+            }
+            mixer = control
+        }
+    }
+
+    public func perform(_ effect: SpeakerEffect) -> Bool {
+        guard case .audio(let request) = effect else { return false }
+        perform(request)
+        return true
+    }
+
+    public func observe(_ state: SpeakerState) {
+        fadeMs = state.config.audio.fadeMs
+    }
+
+    public func stop() {
+        if let registration { loop.remove(registration) }
+        registration = nil
+        engine.shutdown(fadeMs: min(fadeMs, Self.shutdownFadeLimitMs))
+        streamer?.shutdown()
+        mixer?.close()
+        mixer = nil
+        context = nil
+    }
+
+    /// The sound's source, or why it has none.
+    private func source(_ id: String) -> Result<SoundSource, SourceProblem> {
+        guard let sound = catalog.sound(id: id) else {
+            return .failure(SourceProblem(reason: "is in the catalog but has no source"))
+        }
+        do {
+            return .success(try SoundCatalog.makeSource(sound, sampleRate: engine.sampleRate, streamer: streamer))
+        } catch {
+            return .failure(SourceProblem(reason: "cannot be played: \(error)"))
+        }
+    }
+
+    private struct SourceProblem: Error { var reason: String }
+
+    /// A sound without a source goes back to the core (`.noSource`), which decides what the engine does instead.
+    private func noSource(_ id: String, _ problem: SourceProblem, fadeMs: Int, ticket: UInt64) {
+        guard let context else { return }
+        context.send(.engine(.noSource(soundID: id, reason: problem.reason, fadeMs: fadeMs, ticket: ticket), at: context.now()))
+    }
+
+    private func perform(_ request: AudioRequest) {
+        let sent: Bool
+        switch request {
+        case let .play(id, fadeMs, ticket):
+            switch source(id) {
+            case .success(let s): sent = engine.send(.play(s, fadeMs: fadeMs, ticket: ticket))
+            case .failure(let problem): noSource(id, problem, fadeMs: fadeMs, ticket: ticket); sent = true
+            }
+        case let .switchTo(id, crossfadeMs, ticket):
+            switch source(id) {
+            case .success(let s): sent = engine.send(.switchTo(s, crossfadeMs: crossfadeMs, ticket: ticket))
+            case .failure(let problem): noSource(id, problem, fadeMs: crossfadeMs, ticket: ticket); sent = true
+            }
+        case let .resume(fadeMs, ticket):
+            sent = engine.send(.play(nil, fadeMs: fadeMs, ticket: ticket))
+        case let .pause(fadeMs, ticket):
+            sent = engine.send(.pause(fadeMs: fadeMs, ticket: ticket))
+        case .setLevel(let level):
+            sent = engine.send(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
+        case let .setMixerLevel(level, ticket):
+            // The ticket's answer runs after this action's effects.
+            var reports: [EngineReport] = []
+            if let mixer {
+                let (result, reading) = mixer.write(level: level)
+                switch result {
+                case .success: reports.append(.levelSet(ticket: ticket))
+                case .failure(let failure): reports.append(.levelFailed(ticket: ticket, reason: failure.reason, actual: failure.actual))
+                }
+                reports.append(.mixerReading(db: reading.db, level: reading.level, ownWrite: true))
+            } else {
+                reports.append(.levelFailed(ticket: ticket, reason: "the mixer is not open", actual: nil))
+            }
+            if let context { for report in reports { context.send(.engine(report, at: context.now())) } }
+            sent = true
+        }
+        if !sent { logger.error("the audio engine did not take \(request)") }
+    }
+
+    /// Drains the audio engine's reports into the core.
+    private func engineReports() {
+        guard let context else { return }
+        for report in engine.drainReports() {
+            switch report {
+            case .playing(let ticket): context.send(.engine(.playing(ticket: ticket), at: context.now()))
+            case .paused(let ticket): context.send(.engine(.paused(ticket: ticket), at: context.now()))
+            case .deviceAvailable: context.send(.engine(.available, at: context.now()))
+            case .deviceUnavailable(let reason): context.send(.engine(.unavailable(reason: reason), at: context.now()))
+            case .underruns(let total): context.send(.engine(.underruns(total: total), at: context.now()))
+            case .realtimeScheduling:
+                break  // logged by the engine
+            case .retired(let source):
+                if let file = source as? FileSound, file.starvedFrames > 0 {
+                    logger.warning("sounds: read-ahead fell behind for \(file.path): \(file.starvedFrames) frames played as silence")
+                }
+                // Released here, on the main thread, as the report goes out of scope.
+            }
+        }
+    }
+}

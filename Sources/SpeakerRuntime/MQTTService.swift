@@ -1,0 +1,106 @@
+import SpeakerCore
+import SpeakerSystem
+import MQTTLink
+
+/// The MQTT connection as the MQTT service drives it: ``MQTTLink``
+/// (libmosquitto, tested in MQTTLinkTests against a real broker), or an
+/// in-memory client in the runtime tests. Loop thread only.
+public protocol MQTTClient: AnyObject {
+    /// Readable when events are waiting (`drainEvents()`).
+    var eventFD: Int32 { get }
+    /// This process's id in the `publisher` user property of its publications.
+    var instanceID: String { get }
+    func start() throws(MQTTError)
+    func drainEvents() -> [MQTTEvent]
+    func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome
+    func setPatientReconnects(_ patient: Bool)
+    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int)
+}
+
+extension MQTTLink: MQTTClient {}
+
+/// The MQTT seam: link events become actions (`command`, the retained
+/// `session`, Home Assistant's status, connection changes), `.publish`
+/// effects become publications. Stops by publishing `offline` (acknowledged)
+/// before a clean disconnect. Loop thread only.
+public final class MQTTService: SpeakerService {
+    public let name = "mqtt"
+    private let client: any MQTTClient
+    private let loop: any EventLoopProtocol
+    private let logger: Logger
+    private let topicRoot: String
+    private let broker: String
+    private let homeAssistantStatusTopic: String
+    private var registration: LoopRegistration?
+    private weak var context: ServiceContext?
+
+    public init(client: any MQTTClient, config: SpeakerConfig, loop: any EventLoopProtocol, logger: Logger) {
+        self.client = client
+        self.loop = loop
+        self.logger = logger
+        topicRoot = config.topicRoot
+        broker = "\(config.mqtt.host):\(config.mqtt.port)"
+        homeAssistantStatusTopic = HomeAssistantDiscovery.statusTopic(config)
+    }
+
+    public func start(_ context: ServiceContext) throws(StartupError) {
+        self.context = context
+        registration = loop.addReader(fd: client.eventFD) { [unowned self] in self.events() }
+        do { try client.start() } catch {
+            throw StartupError(exitCode: 2, message: "mqtt: \(error)")
+        }
+    }
+
+    public func perform(_ effect: SpeakerEffect) -> Bool {
+        guard case .publish(let p) = effect else { return false }
+        if case .rejected(let error) = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
+                                                       correlationData: p.correlationData) {
+            logger.warning("publish to \(p.topic) failed: \(error)")
+        }
+        return true
+    }
+
+    public func observe(_ state: SpeakerState) {
+        // The core's verdict on a session takeover slows the link's reconnects.
+        client.setPatientReconnects(state.broker.takeoverSuspected)
+    }
+
+    /// `offline` (acknowledged) before a clean disconnect.
+    public func stop() {
+        if let registration { loop.remove(registration) }
+        registration = nil
+        client.shutdown(finalPublish: (topic: "\(topicRoot)/availability", payload: Array("offline".utf8), retain: true),
+                        timeoutMs: 1500)
+        context = nil
+    }
+
+    /// Drains the link's events into the core.
+    private func events() {
+        guard let context else { return }
+        for event in client.drainEvents() {
+            switch event {
+            case .connected:
+                logger.info("connected to \(broker)")
+                context.send(.mqttConnected(at: context.now()))
+            case .disconnected:
+                logger.info("disconnected from the broker; reconnecting")  // the core logs why (.problem)
+                context.send(.mqttDisconnected(at: context.now()))
+            case .problem(let problem):
+                context.send(.mqttProblem(problem, at: context.now()))
+            case .message(let m) where m.topic == "\(topicRoot)/command":
+                context.send(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
+                                                      correlationData: m.correlationData, retained: m.retain), at: context.now()))
+            case .message(let m) where m.topic == "\(topicRoot)/session":
+                if m.retain {
+                    let other = m.publisher.map { $0 != client.instanceID } ?? false
+                    context.send(.retainedSessionSeen(m.payload, otherPublisher: other, at: context.now()))
+                }
+            case .message(let m) where m.topic == homeAssistantStatusTopic:
+                // Home Assistant (re)started: the core decides whether to announce the device again.
+                context.send(.homeAssistantStatus(online: m.payload == Array("online".utf8), at: context.now()))
+            case .message(let m):
+                logger.debug("ignoring a message on \(m.topic)")
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import SpeakerCore
+import SpeakerSystem
+
+/// The services of the speaker in dependency order (as swift-service-lifecycle's
+/// `ServiceGroup`, without the dependency): ``start(_:)`` starts them in
+/// order; if one fails, the ones already started are stopped in reverse and
+/// the failure is rethrown. ``stop()`` tells every running service that
+/// shutdown began, then stops them in reverse order. Effects go to the first
+/// service that takes them. Loop thread only.
+public final class ServiceGroup {
+    public let services: [any SpeakerService]
+    private let logger: Logger
+    /// How many of `services` (a prefix) are running.
+    private var running = 0
+
+    public init(_ services: [any SpeakerService], logger: Logger) {
+        self.services = services
+        self.logger = logger
+    }
+
+    /// The names of the running services, in start order.
+    public var runningNames: [String] { services.prefix(running).map(\.name) }
+
+    public func start(_ context: ServiceContext) throws(StartupError) {
+        for service in services {
+            do {
+                try service.start(context)
+                running += 1
+            } catch {
+                logger.debug("\(service.name) failed to start; stopping the \(running) started before it")
+                stop()
+                throw error
+            }
+        }
+    }
+
+    /// Performs `effect` through the service whose seam it is; false if none took it.
+    public func perform(_ effect: SpeakerEffect) -> Bool {
+        for service in services.prefix(running) where service.perform(effect) { return true }
+        return false
+    }
+
+    public func observe(_ state: SpeakerState) {
+        for service in services.prefix(running) { service.observe(state) }
+    }
+
+    /// Shutdown notice to all running services, then `stop()` in reverse start order.
+    public func stop() {
+        let started = services.prefix(running)
+        for service in started.reversed() { service.shutdownBegan() }
+        for service in started.reversed() {
+            service.stop()
+            running -= 1
+        }
+    }
+}

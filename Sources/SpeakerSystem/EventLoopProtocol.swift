@@ -1,0 +1,56 @@
+/// A reader or writer registration in an event loop, for `remove(_:)`.
+public struct LoopRegistration: Hashable, Sendable {
+    let id: UInt64
+    /// The watched descriptor.
+    public let fd: Int32
+}
+
+/// A scheduled timer in an event loop, for `cancel(_:)`.
+public struct LoopTimerID: Hashable, Sendable {
+    let id: UInt64
+}
+
+/// What the speaker's code needs from an event loop: the one monotonic clock,
+/// timers on it, descriptor readers, signals and `stop()`.
+///
+/// Two implementations: ``EventLoop`` (poll, timerfd, signalfd, CLOCK_MONOTONIC)
+/// runs the daemon; ``ManualEventLoop`` is its manual-time twin, where time
+/// moves only when a test calls `advanceTime`, readers fire when the test says
+/// a descriptor is readable and signals when it raises them — so everything on
+/// a loop (the runtime, boards, the amp stepper) is tested exactly, without
+/// sleeps or slack. Loop thread only.
+public protocol EventLoopProtocol: AnyObject {
+    /// The loop's clock, in nanoseconds: the only monotonic time the speaker's
+    /// loop-thread code reads (deadlines, edge timestamps, action instants).
+    func now() -> UInt64
+
+    /// Runs `handler` once at `deadline` (nanoseconds on ``now()``'s clock);
+    /// a deadline in the past fires on the next turn. Equal deadlines fire in
+    /// scheduling order.
+    @discardableResult
+    func schedule(at deadline: UInt64, _ handler: @escaping () -> Void) -> LoopTimerID
+
+    /// Cancels a timer that has not fired yet; a no-op otherwise.
+    func cancel(_ timer: LoopTimerID)
+
+    /// Calls `handler` whenever `fd` is readable (or hung up / in error).
+    @discardableResult
+    func addReader(fd: Int32, _ handler: @escaping () -> Void) -> LoopRegistration
+
+    /// Stops watching; a no-op if already removed.
+    func remove(_ registration: LoopRegistration)
+
+    /// Calls `handler(signal)` on the loop when one of `signals` arrives.
+    func onSignal(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws(SystemError)
+
+    /// Makes the loop's `run()` return once the current handler returns.
+    func stop()
+}
+
+extension EventLoopProtocol {
+    /// Runs `handler` once, `milliseconds` from now.
+    @discardableResult
+    public func schedule(after milliseconds: Int, _ handler: @escaping () -> Void) -> LoopTimerID {
+        schedule(at: now() &+ UInt64(max(0, milliseconds)) &* 1_000_000, handler)
+    }
+}

@@ -1,0 +1,80 @@
+import SpeakerCore
+import SpeakerSystem
+import SpeakerRuntime
+import Board
+
+/// `run` and `demo`: loads the config, builds the loop, the core and the
+/// service group — systemd, persistence, audio, board, MQTT (and the demo
+/// console), started in that order and stopped in reverse — then runs the
+/// loop until SIGTERM/SIGINT (or `q` in the demo). Nothing here is global.
+enum Launch {
+    static func run(configPath: String?, demo: Bool, logger: Logger) -> Int32 {
+        let path = configPath ?? CommandLineTool.defaultConfigPath
+        var loaded = ConfigLoader(logger: logger).load(path: path, required: configPath != nil)
+        if demo, case .success(var config) = loaded {
+            config.board.kind = .simulated
+            loaded = .success(config)
+        }
+        let config: SpeakerConfig
+        switch loaded {
+        case .success(let c): config = c
+        case .failure(let error):
+            logger.error("configuration: \(error)")
+            return 1
+        }
+        do {
+            try LiveParts.blockSignals()
+            let loop = try EventLoop()
+            let runtime = try build(config: config, source: path, required: configPath != nil, demo: demo, loop: loop, logger: logger)
+            try runtime.start()
+            try loop.run()
+            return runtime.stop()
+        } catch let error as StartupError {
+            logger.error(error.message)
+            return error.exitCode
+        } catch {
+            logger.error("\(error)")
+            return 2
+        }
+    }
+
+    /// The runtime with its live services, in start order.
+    static func build(config: SpeakerConfig, source: String, required: Bool, demo: Bool, loop: EventLoop,
+                      logger: Logger) throws(StartupError) -> SpeakerRuntime {
+        let revisions = RevisionStore(directory: config.stateDirectory, logger: logger.named("state"))
+        let stateStore = StateStore(directory: config.stateDirectory, logger: logger.named("state"))
+        let engine = LiveParts.engine(config: config, logger: logger, demo: demo)
+        let catalog = LiveParts.catalog(config: config, logger: logger)
+        let streamer = LiveParts.streamer(config: config, logger: logger)
+        let link = try LiveParts.mqttLink(config: config, logger: logger)
+        let core = Speaker(config: config, catalog: catalog.entries,
+                           environment: LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)"),
+                           revisions: revisions.counter, restored: stateStore.load())
+        logger.info("ambient-speaker \(CommandLineTool.version): device \"\(config.device.id)\", board \(config.board.kind.rawValue), "
+                    + "volume \(config.volume.mode.rawValue), topics \(config.topicRoot)/…, broker \(config.mqtt.host):\(config.mqtt.port)")
+        let board = BoardService(
+            config: config, loop: loop, logger: logger,
+            openControlSocket: { path, handler in
+                let server = try LineServer(path: path, loop: loop, logger: logger.named("control"), handler: handler)
+                return { server.close() }
+            },
+            openGPIO: { onEdge, onFailure throws(GPIOError) in
+                try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), onEdge: onEdge, onFailure: onFailure)
+            })
+        var services: [any SpeakerService] = [
+            SystemdService(notifications: SystemdNotifications(logger: logger.named("systemd")),
+                           source: .init(path: source, required: required, simulatedBoard: demo) { path, required in
+                               ConfigLoader(logger: logger).load(path: path, required: required)
+                           },
+                           loop: loop, logger: logger),
+            PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
+            AudioService(engine: engine, catalog: catalog, streamer: streamer,
+                         mixer: config.volume.mode == .alsaMixer ? (config.volume.mixer.card, config.volume.mixer.element) : nil,
+                         fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
+            board,
+        ]
+        if demo { services.append(DemoConsole(loop: loop, board: board)) }
+        services.append(MQTTService(client: link, config: config, loop: loop, logger: logger))
+        return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
+    }
+}

@@ -1,0 +1,84 @@
+import SpeakerCore
+import SpeakerSystem
+import SpeakerRuntime
+import AudioALSA
+import MQTTLink
+
+/// What the in-memory ports saw, in order, across seams (start-up and
+/// shutdown order are read from it).
+final class Trace {
+    var lines: [String] = []
+    func add(_ line: String) { lines.append(line) }
+}
+
+/// The audio engine behind its port: records requests; a test queues
+/// reports and makes the report descriptor readable on the manual loop.
+final class InMemoryAudio: AudioOutput {
+    let reportFD: Int32 = 9001
+    let sampleRate = 48_000
+    let trace: Trace
+    var requests: [String] = []
+    var pendingReports: [AudioEngine.Report] = []
+
+    init(trace: Trace) { self.trace = trace }
+
+    func start(failIfUnavailable: Bool) throws(ALSAError) { trace.add("audio.start") }
+
+    func send(_ request: AudioEngine.Request) -> Bool {
+        switch request {
+        case let .play(source, fadeMs, ticket): requests.append("play \(source == nil ? "nil" : "source") fade \(fadeMs) ticket \(ticket)")
+        case let .pause(fadeMs, ticket): requests.append("pause fade \(fadeMs) ticket \(ticket)")
+        case let .switchTo(_, crossfadeMs, ticket): requests.append("switch crossfade \(crossfadeMs) ticket \(ticket)")
+        case let .setGain(gain, rampMs): requests.append("gain \(gain) ramp \(rampMs)")
+        }
+        return true
+    }
+
+    func drainReports() -> [AudioEngine.Report] {
+        defer { pendingReports = [] }
+        return pendingReports
+    }
+
+    func shutdown(fadeMs: Int) { trace.add("audio.shutdown fade \(fadeMs)") }
+}
+
+/// The MQTT link behind its port: records publications; a test queues events
+/// and makes the event descriptor readable on the manual loop.
+final class InMemoryMQTT: MQTTClient {
+    let eventFD: Int32 = 9002
+    let instanceID = "test-instance"
+    let trace: Trace
+    var failStart = false
+    var connected = false
+    var publications: [(topic: String, text: String, retain: Bool)] = []
+    var pendingEvents: [MQTTEvent] = []
+    var patient = false
+
+    init(trace: Trace) { self.trace = trace }
+
+    func start() throws(MQTTError) {
+        trace.add("mqtt.start")
+        if failStart { throw MQTTError(function: "mosquitto_connect_async", code: 14, message: "refused (test)") }
+    }
+
+    func drainEvents() -> [MQTTEvent] {
+        defer { pendingEvents = [] }
+        for event in pendingEvents {
+            if case .connected = event { connected = true }
+            if case .disconnected = event { connected = false }
+        }
+        return pendingEvents
+    }
+
+    func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome {
+        guard connected else { return .notConnected }
+        publications.append((topic, String(decoding: payload, as: UTF8.self), retain))
+        return .queued(messageID: Int32(publications.count))
+    }
+
+    func setPatientReconnects(_ patient: Bool) { self.patient = patient }
+
+    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
+        trace.add("mqtt.shutdown " + (finalPublish.map { "\($0.topic)=\(String(decoding: $0.payload, as: UTF8.self))" } ?? "-"))
+    }
+}
