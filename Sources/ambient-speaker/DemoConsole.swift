@@ -14,7 +14,7 @@ final class DemoConsole {
     /// Starts reading keys from the terminal; `quit` is called on `q` or end of input.
     func start(loop: EventLoop, board: SimulatedBoard, quit: @escaping () -> Void) throws {
         guard isatty(STDIN_FILENO) == 1 else {
-            FileHandleStderr.write("demo: stdin is not a terminal; drive the board through board.controlSocket instead\n")
+            StandardError.write("demo: stdin is not a terminal; drive the board through board.controlSocket instead\n")
             return
         }
         keys = try TerminalKeys(loop: loop) { key in
