@@ -12,6 +12,11 @@ public enum Descriptors {
         _ = try systemCall("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
     }
 
+    /// Sets `FD_CLOEXEC` on `fd` (`fcntl` `F_SETFD`), so a spawned program does not inherit it.
+    public static func setCloseOnExec(_ fd: Int32) throws(SystemError) {
+        _ = try systemCall("fcntl(F_SETFD)") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    }
+
     /// Closes `fd` once. Not retried on `EINTR`: on Linux the descriptor is
     /// released even then, and a retry could close a descriptor another
     /// thread has just been given. For descriptors a library handed out.
