@@ -91,34 +91,24 @@ import Testing
         h.assertCommand(#"{"id":"c1","action":"play"}"#, equal: [
             #"log info session session-1 started"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
-        ],
-                        state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
         h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
             #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
         ], state: { $0.session.isPlaying = true })
     }
 
-    @Test func pauseThenTheEngineConfirms() {
+    /// `pause`, and `toggle` while playing, do the same.
+    @Test(arguments: ["pause", "toggle"]) func pauseThenTheEngineConfirms(action: String) {
         var h = Self.playing()
         let now = h.now
-        h.assertCommand(#"{"id":"c2","action":"pause"}"#, equal: [
+        h.assertCommand(#"{"id":"c2","action":"\#(action)"}"#, equal: [
             #"audio pause(fadeMs: 400, ticket: 2)"#,
-        ],
-                        state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
         h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
             #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
         ], state: { $0.session.isPlaying = false })
-    }
-
-    @Test func toggleWhilePlaying() {
-        var h = Self.playing()
-        let now = h.now
-        h.assertCommand(#"{"id":"c3","action":"toggle"}"#, equal: [
-            #"audio pause(fadeMs: 400, ticket: 2)"#,
-        ],
-                        state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
     }
 
     @Test func stopEndsTheSession() {
@@ -236,8 +226,7 @@ import Testing
             #"publish ~/command/result qos1 {"id":"c19","ok":false,"error":{"code":"audio-unavailable","message":"the mixer did not take level 0.9: EIO"}}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ],
-                        state: { $0.volume = .absolute(level: 0.55) })
+        ], state: { $0.volume = .absolute(level: 0.55) })
     }
 
     // MARK: Engine reports
@@ -261,8 +250,7 @@ import Testing
         h.assertEffects(of: .engine(.levelChangedOutside(level: 0.25), at: h.now), equal: [
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ],
-                        state: { $0.volume = .absolute(level: 0.25) })
+        ], state: { $0.volume = .absolute(level: 0.25) })
     }
 
     // MARK: Buttons, knob, ticks
@@ -277,8 +265,7 @@ import Testing
             #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"press"}"#,
             #"log info session session-1 started"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
-        ],
-                        state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
     }
 
     @Test func playPauseLongStops() {
@@ -315,8 +302,7 @@ import Testing
         h.assertEffects(of: .tick(now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"encoderSwitch","gesture":"press"}"#,
             #"audio pause(fadeMs: 400, ticket: 4)"#,
-        ],
-                        state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
     }
 
     @Test func aDoublePressOnlyPublishesTheEvent() {
@@ -343,8 +329,7 @@ import Testing
             #"audio setLevel(0.45)"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ],
-                        state: { $0.volume = .absolute(level: 0.45) })
+        ], state: { $0.volume = .absolute(level: 0.45) })
         for (line, active) in [(InputLine.encoderB, true), (.encoderA, true), (.encoderB, false)] {
             h.edge(line, active, afterMs: 5)
         }
@@ -354,8 +339,7 @@ import Testing
             #"audio setLevel(0.4)"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ],
-                        state: { $0.volume = .absolute(level: 0.4) })
+        ], state: { $0.volume = .absolute(level: 0.4) })
     }
 
     @Test func aTickWithNothingDueDoesNothing() {
@@ -372,7 +356,6 @@ import Testing
             #"log info session session-1 ended after 1800 s paused"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
             #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
-        ],
-                        state: { $0.session.isActive = false; $0.session.pausedSince = nil })
+        ], state: { $0.session.isActive = false; $0.session.pausedSince = nil })
     }
 }
