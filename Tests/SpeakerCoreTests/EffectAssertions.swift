@@ -58,6 +58,24 @@ struct VisibleState: Equatable, CustomStringConvertible {
 }
 
 extension Harness {
+    /// Presses `line` for 100 ms (effects not asserted) and moves the clock
+    /// 100 ms past the release, where a `.tick` decodes the press.
+    mutating func pressAndRelease(_ line: InputLine) {
+        edge(line, true)
+        edge(line, false, afterMs: 100)
+        now = now.advanced(byMilliseconds: 100)
+    }
+
+    /// Sends the first three quadrature edges of one detent, 5 ms apart
+    /// (clockwise: A leads B), and answers the fourth, which completes it,
+    /// 5 ms later (effects of the first three not asserted).
+    mutating func startDetent(clockwise: Bool) -> LineEdge {
+        let (lead, follow) = clockwise ? (InputLine.encoderA, InputLine.encoderB) : (.encoderB, .encoderA)
+        for (line, active) in [(lead, true), (follow, true), (lead, false)] { edge(line, active, afterMs: 5) }
+        now = now.advanced(byMilliseconds: 5)
+        return LineEdge(line: follow, isActive: false, at: now)
+    }
+
     /// Reduces `action` once (no automatic answers: a `reserveRevisions` or a
     /// `setMixerLevel` is answered by the next asserted action) and expects
     /// exactly `expected` effects, in order, and the visible state before
