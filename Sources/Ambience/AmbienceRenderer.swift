@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Mixes the current sound source(s) with transport fades, equal-power
 /// crossfades and a ramped volume gain, producing stereo interleaved output.
 ///
@@ -343,7 +339,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
 
     @inline(__always)
     static func equalPower(_ theta: Float) -> Float {
-        theta >= 1 ? 1 : (theta <= 0 ? 0 : sinf(theta * (Float.pi / 2)))
+        theta >= 1 ? 1 : (theta <= 0 ? 0 : DSPMath.sin(theta * (Float.pi / 2)))
     }
 
     @inline(__always)

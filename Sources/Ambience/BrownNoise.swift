@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Brown (red) noise, −6 dB/octave: white noise through a leaky integrator
 /// (corner ≈ 15 Hz, so it cannot wander) followed by a DC blocker (≈ 5 Hz).
 /// Left and right are independent. RMS ≈ 0.1.
@@ -36,12 +32,12 @@ struct BrownFilter: ChannelGenerator {
     init(sampleRate: Int, random: NoiseRandom) {
         self.random = random
         let rate = Double(max(sampleRate, 1000))
-        let a = exp(-2 * Double.pi * 15 / rate)
+        let a = DSPMath.exp(-2 * Double.pi * 15 / rate)
         leak = Float(a)
         // Stationary RMS of y = a·y + c·w with uniform w (variance 1/3) is
         // c·sqrt(1/3 / (1 − a²)); choose c for RMS 0.1.
         inputGain = Float(0.1 * ((1 - a * a) * 3).squareRoot())
-        dcPole = Float(exp(-2 * Double.pi * 5 / rate))
+        dcPole = Float(DSPMath.exp(-2 * Double.pi * 5 / rate))
     }
 
     @inline(__always)

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A rain-like texture: a band-limited noise bed whose level drifts slowly,
 /// plus sparse random droplets (short decaying pings with a noisy attack).
 /// Each channel has its own bed, drift and droplets, so the field sounds wide.
@@ -54,9 +50,9 @@ struct RainChannel: ChannelGenerator {
         self.random = random
         let rate = Float(max(sampleRate, 8000))
         self.sampleRate = rate
-        hpPole = expf(-2 * Float.pi * 400 / rate)
-        lpCoefficient = 1 - expf(-2 * Float.pi * 5000 / rate)
-        driftSmoothing = 1 - expf(-1 / (0.3 * rate))
+        hpPole = DSPMath.exp(-2 * Float.pi * 400 / rate)
+        lpCoefficient = 1 - DSPMath.exp(-2 * Float.pi * 5000 / rate)
+        driftSmoothing = 1 - DSPMath.exp(-1 / (0.3 * rate))
         dropProbability = 40 / rate  // ~40 droplets per second per channel
     }
 
@@ -89,12 +85,12 @@ struct RainChannel: ChannelGenerator {
         let decaySeconds = 0.004 + 0.016 * random.nextUnit()
         let loudness = random.nextUnit()
         var d = Droplet()
-        d.cosStep = cosf(omega)
-        d.sinStep = sinf(omega)
+        d.cosStep = DSPMath.cos(omega)
+        d.sinStep = DSPMath.sin(omega)
         d.re = 0.03 + 0.12 * loudness * loudness  // starts at zero crossing
         d.im = 0
         d.envelope = 1
-        d.decay = expf(-1 / (decaySeconds * sampleRate))
+        d.decay = DSPMath.exp(-1 / (decaySeconds * sampleRate))
         switch nextVoice {
         case 0: d0 = d
         case 1: d1 = d

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A surf-like texture: waves that swell and recede every 6–13 s. Noise is
 /// shaped by a slow, irregular envelope (each wave has its own length, height
 /// and rise time) and by a low-pass that opens as a wave builds and closes as
@@ -101,10 +97,10 @@ struct SurfChannel {
     init(sampleRate: Int, random: NoiseRandom) {
         self.random = random
         let rate = Float(max(sampleRate, 8000))
-        lowCoefficient = 1 - expf(-2 * Float.pi * 250 / rate)
-        highCoefficient = 1 - expf(-2 * Float.pi * 3000 / rate)
-        hissCoefficient = 1 - expf(-2 * Float.pi * 6000 / rate)
-        dcPole = expf(-2 * Float.pi * 20 / rate)
+        lowCoefficient = 1 - DSPMath.exp(-2 * Float.pi * 250 / rate)
+        highCoefficient = 1 - DSPMath.exp(-2 * Float.pi * 3000 / rate)
+        hissCoefficient = 1 - DSPMath.exp(-2 * Float.pi * 6000 / rate)
+        dcPole = DSPMath.exp(-2 * Float.pi * 20 / rate)
     }
 
     /// The next sample for envelope shape `shape` in [0, 1].

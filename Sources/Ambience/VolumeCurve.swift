@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The perceptual volume curve of the software volume mode. Any thread.
 ///
 /// A level in [0, 1] maps to gain_dB = −50·(1 − level): level 1 is 0 dB (unity),
@@ -15,14 +11,14 @@ public enum VolumeCurve {
     public static func gain(level: Double) -> Float {
         guard level > 0, !level.isNaN else { return 0 }
         let clamped = min(level, 1)
-        return Float(pow(10, -rangeDB * (1 - clamped) / 20))
+        return Float(DSPMath.exp10(-rangeDB * (1 - clamped) / 20))
     }
 
     /// The level whose gain is `gain` (inverse of `gain(level:)`), clamped to
     /// [0, 1]; gains at or below −50 dB give 0.
     public static func level(gain: Float) -> Double {
         guard gain > 0, !gain.isNaN else { return 0 }
-        let db = 20 * log10(Double(gain))
+        let db = 20 * DSPMath.log10(Double(gain))
         return min(1, max(0, 1 + db / rangeDB))
     }
 }

@@ -20,7 +20,7 @@ public final class AudioEngine {
     private let logger: Logger
     private let requests = SPSCQueue<Request>(minimumCapacity: 64)
     private let reports = SPSCQueue<Report>(minimumCapacity: 256)
-    private let wakeups: Result<(request: WakeupFD, report: WakeupFD, exit: WakeupFD), ALSAError>
+    private let wakeups: Result<(request: EventFD, report: EventFD, exit: EventFD), ALSAError>
     private var worker: AudioThreadWorker?
     private var thread: pthread_t?
 
@@ -30,17 +30,18 @@ public final class AudioEngine {
         self.settings = settings
         self.logger = logger
         wakeups = Result { () throws(ALSAError) in
-            (try WakeupFD.make(device: settings.device), try WakeupFD.make(device: settings.device),
-             try WakeupFD.make(device: settings.device))
+            do throws(SystemError) {
+                return (try EventFD(), try EventFD(), try EventFD())
+            } catch {
+                throw ALSAError(device: settings.device, function: error.operation, code: -error.errno)
+            }
         }
     }
 
+    /// The eventfds close when their last owner lets go: after a timed-out
+    /// shutdown the detached thread's worker still holds them.
     deinit {
         if thread != nil { shutdown(fadeMs: 0) }
-        if case .success(let fds) = wakeups {
-            // After a timed-out shutdown the thread may still use them: leak instead.
-            if thread == nil { fds.request.close(); fds.report.close(); fds.exit.close() }
-        }
     }
 
     /// Readable when reports are pending: add it to the main loop's poll set and

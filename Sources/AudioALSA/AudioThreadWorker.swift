@@ -1,4 +1,5 @@
 import Ambience
+import SpeakerSystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -25,9 +26,9 @@ final class AudioThreadWorker: @unchecked Sendable {
     private let settings: AudioEngine.Settings
     private let requests: SPSCQueue<Request>
     private let reports: SPSCQueue<Report>
-    private let requestWake: WakeupFD
-    private let reportWake: WakeupFD
-    private let exitWake: WakeupFD
+    private let requestWake: EventFD
+    private let reportWake: EventFD
+    private let exitWake: EventFD
     private var playback: ALSAPlayback?
     private let renderer: AmbienceRenderer
     private let periodFrames: Int
@@ -49,7 +50,7 @@ final class AudioThreadWorker: @unchecked Sendable {
     private static let maxBackoffNanos: Int64 = 5_000_000_000
 
     init(settings: AudioEngine.Settings, playback: ALSAPlayback?, requests: SPSCQueue<Request>,
-         reports: SPSCQueue<Report>, requestWake: WakeupFD, reportWake: WakeupFD, exitWake: WakeupFD) {
+         reports: SPSCQueue<Report>, requestWake: EventFD, reportWake: EventFD, exitWake: EventFD) {
         self.settings = settings
         self.playback = playback
         self.requests = requests

@@ -40,7 +40,7 @@ public final class GPIOBoard: AmpStepLines {
     private let onFailure: (GPIOError) -> Void
     private var inputs: [Input] = []
     private var outputs: [Bool: Output] = [:]  // true = UP
-    private var devWatch: (fd: Int32, registration: EventLoop.Registration)?
+    private var devWatch: (watch: DirectoryDeletionWatch, registration: EventLoop.Registration)?
     private var failed = false
 
     /// Finds and requests every configured line; throws ``GPIOError`` (unknown
@@ -87,7 +87,12 @@ public final class GPIOBoard: AmpStepLines {
         }
         for index in inputs.indices {
             let fd = cgpiod_request_fd(inputs[index].request)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            do throws(SystemError) {
+                try Descriptors.setNonBlocking(fd)
+            } catch {
+                releaseAll()
+                throw Self.requestError(inputs[index].location, errno: error.errno)
+            }
             inputs[index].registration = loop.addReader(fd: fd) { [unowned self] in self.readEvents() }
         }
         watchChipNodes(directory: chipDirectory)
@@ -159,33 +164,33 @@ public final class GPIOBoard: AmpStepLines {
     /// Watches the chip directory for our chips' nodes being deleted (the
     /// kernel of Debian 12 does not wake a line fd when its chip goes away).
     private func watchChipNodes(directory: String) {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { logger.warning("inotify_init1: \(String(cString: strerror(errno))); a removed chip will go unnoticed"); return }
-        guard inotify_add_watch(fd, directory, UInt32(IN_DELETE)) >= 0 else {
-            logger.warning("inotify_add_watch \(directory): \(String(cString: strerror(errno))); a removed chip will go unnoticed")
-            Glibc.close(fd)
+        let watch: DirectoryDeletionWatch
+        do throws(SystemError) {
+            watch = try DirectoryDeletionWatch(directory: directory)
+        } catch {
+            logger.warning("\(error); a removed chip will go unnoticed")
             return
         }
-        let registration = loop.addReader(fd: fd) { [unowned self] in self.readDirectoryChanges(fd) }
-        devWatch = (fd, registration)
+        let registration = loop.addReader(fd: watch.fd) { [unowned self] in self.readDirectoryChanges(watch) }
+        devWatch = (watch, registration)
     }
 
-    private func readDirectoryChanges(_ fd: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return }
-        var offset = 0
-        let header = MemoryLayout<inotify_event>.size
-        while offset + header <= n {
-            let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
-            let nameBytes = buffer[(offset + header)..<min(n, offset + header + length)]
-            let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-            let held = inputs.map(\.location) + outputs.values.map(\.location)
+    private func readDirectoryChanges(_ watch: DirectoryDeletionWatch) {
+        let names: [String]
+        do throws(SystemError) {
+            names = try watch.deletedNames()
+        } catch {
+            logger.warning("\(error); a removed chip will go unnoticed")
+            if let devWatch { loop.remove(devWatch.registration) }
+            devWatch = nil
+            return
+        }
+        let held = inputs.map(\.location) + outputs.values.map(\.location)
+        for name in names {
             if let gone = held.first(where: { $0.chip.name == name }) {
                 fail(.chipGone(line: gone.line.name, location: "\(gone.chip.name) line \(gone.line.offset)", errno: ENODEV))
                 return
             }
-            offset += header + length
         }
     }
 
@@ -232,10 +237,7 @@ public final class GPIOBoard: AmpStepLines {
         inputs.removeAll()
         for output in outputs.values { cgpiod_request_release(output.request) }
         outputs.removeAll()
-        if let devWatch {
-            loop.remove(devWatch.registration)
-            Glibc.close(devWatch.fd)
-        }
-        devWatch = nil
+        if let devWatch { loop.remove(devWatch.registration) }
+        devWatch = nil  // closes the inotify descriptor
     }
 }

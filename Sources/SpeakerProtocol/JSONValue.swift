@@ -92,8 +92,13 @@ extension JSONValue {
 
     static func format(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
-        if n == n.rounded(), abs(n) < 9_007_199_254_740_992 { return String(Int64(n)) }
+        if let whole = integral(n) { return String(whole) }
         return String(n)
+    }
+
+    /// `n` as an integer when it is one and below 2^53 (exact in a Double), else nil.
+    static func integral(_ n: Double) -> Int64? {
+        n.isFinite && n == n.rounded() && abs(n) < 9_007_199_254_740_992 ? Int64(n) : nil
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)

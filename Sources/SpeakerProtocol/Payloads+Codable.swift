@@ -1,9 +1,11 @@
 // `Codable` conformances for the contract's payloads, for clients that use
 // Foundation's JSONEncoder/JSONDecoder (an iOS app extension, a server).
-// They produce and accept exactly what `.json` produces (same keys, `null`
-// where `.json` writes null, no extra keys); tests hold the two together.
-// The speaker itself never uses them: it serialises through `JSONValue`,
-// so its own paths stay free of Foundation. Nothing here imports Foundation.
+// Each payload has one serialiser, its `.json` (what the speaker publishes,
+// held by the contract tests); `encode(to:)` writes that same `JSONValue`
+// through any `Encoder`, so the two cannot drift. The decoders accept exactly
+// what `.json` produces; tests hold them together. The speaker itself never
+// uses these: its own paths stay free of Foundation. Nothing here imports
+// Foundation.
 
 /// Coding keys shared by the payload conformances.
 struct PayloadKey: CodingKey {
@@ -12,6 +14,34 @@ struct PayloadKey: CodingKey {
     init(_ string: String) { stringValue = string }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
+}
+
+extension JSONValue: Encodable {
+    /// Writes the value through `encoder` as ``serialized()`` writes it:
+    /// members in order, non-finite numbers as `null`, integral numbers
+    /// below 2^53 as integers.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .array(let items):
+            var c = encoder.unkeyedContainer()
+            for item in items { try c.encode(item) }
+        case .object(let members):
+            var c = encoder.container(keyedBy: PayloadKey.self)
+            for member in members { try c.encode(member.value, forKey: PayloadKey(member.key)) }
+        case .null:
+            var c = encoder.singleValueContainer()
+            try c.encodeNil()
+        case .bool(let b):
+            var c = encoder.singleValueContainer()
+            try c.encode(b)
+        case .string(let text):
+            var c = encoder.singleValueContainer()
+            try c.encode(text)
+        case .number(let n):
+            var c = encoder.singleValueContainer()
+            if !n.isFinite { try c.encodeNil() } else if let whole = Self.integral(n) { try c.encode(whole) } else { try c.encode(n) }
+        }
+    }
 }
 
 extension VolumeDescriptor: Codable {
@@ -29,17 +59,7 @@ extension VolumeDescriptor: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: PayloadKey.self)
-        switch self {
-        case let .absolute(level, step):
-            try c.encode("absolute", forKey: PayloadKey("control"))
-            try c.encode(level, forKey: PayloadKey("level"))
-            try c.encode(step, forKey: PayloadKey("step"))
-        case .relative:
-            try c.encode("relative", forKey: PayloadKey("control"))
-        }
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension AudioStatus: Codable {}
@@ -59,17 +79,7 @@ extension DeviceDescriptor: Codable {
                   problem: try c.decodeIfPresent(String.self, forKey: .problem))
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(type, forKey: .type)
-        try c.encode(volume, forKey: .volume)
-        try c.encode(audio, forKey: .audio)
-        try c.encode(underruns, forKey: .underruns)
-        try c.encode(software, forKey: .software)
-        try c.encodeIfPresent(problem, forKey: .problem)
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension CatalogEntry: Codable {
@@ -81,12 +91,7 @@ extension CatalogEntry: Codable {
                   summary: try c.decode(String.self, forKey: .summary))
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(summary, forKey: .summary)
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension SessionAttributes: Codable {
@@ -109,22 +114,7 @@ extension SessionAttributes: Codable {
                   devices: try c.decode([DeviceDescriptor].self, forKey: .devices))
     }
 
-    /// Like the synthesised encoder, except that a missing `id` is written as
-    /// `null` (the contract's "never had a session"), not left out.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        if let id { try c.encode(id, forKey: .id) } else { try c.encodeNil(forKey: .id) }
-        try c.encode(soundID, forKey: .soundID)
-        try c.encode(soundName, forKey: .soundName)
-        try c.encode(isPlaying, forKey: .isPlaying)
-        try c.encode(intendsPlayback, forKey: .intendsPlayback)
-        try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(clockSynced, forKey: .clockSynced)
-        try c.encode(revision, forKey: .revision)
-        try c.encode(ended, forKey: .ended)
-        try c.encode(commands, forKey: .commands)
-        try c.encode(devices, forKey: .devices)
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension CommandResult: Codable {
@@ -144,22 +134,7 @@ extension CommandResult: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: PayloadKey.self)
-        switch self {
-        case let .accepted(id, revision, level):
-            try c.encode(id, forKey: PayloadKey("id"))
-            try c.encode(true, forKey: PayloadKey("ok"))
-            try c.encode(revision, forKey: PayloadKey("revision"))
-            if let level { try c.encode(level, forKey: PayloadKey("level")) }
-        case .rejected(let r):
-            if let id = r.id { try c.encode(id, forKey: PayloadKey("id")) } else { try c.encodeNil(forKey: PayloadKey("id")) }
-            try c.encode(false, forKey: PayloadKey("ok"))
-            var error = c.nestedContainer(keyedBy: PayloadKey.self, forKey: PayloadKey("error"))
-            try error.encode(r.code, forKey: PayloadKey("code"))
-            try error.encode(r.message, forKey: PayloadKey("message"))
-        }
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension InputEventPayload: Codable {
@@ -177,18 +152,7 @@ extension InputEventPayload: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: PayloadKey.self)
-        switch self {
-        case let .button(name, gesture):
-            try c.encode("button", forKey: PayloadKey("source"))
-            try c.encode(name, forKey: PayloadKey("name"))
-            try c.encode(gesture, forKey: PayloadKey("gesture"))
-        case .knob(let delta):
-            try c.encode("knob", forKey: PayloadKey("source"))
-            try c.encode(delta, forKey: PayloadKey("delta"))
-        }
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension CommandEnvelope: Codable {
@@ -225,17 +189,7 @@ extension CommandEnvelope: Codable {
         self.id = id
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: PayloadKey.self)
-        try c.encode(id, forKey: PayloadKey("id"))
-        try c.encode(command.action, forKey: PayloadKey("action"))
-        switch command {
-        case .select(let sound): try c.encode(sound, forKey: PayloadKey("soundID"))
-        case .setVolume(let level): try c.encode(level, forKey: PayloadKey("level"))
-        case .volumeUp(let steps), .volumeDown(let steps): try c.encode(steps, forKey: PayloadKey("steps"))
-        default: break
-        }
-    }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension CommandEnvelope {

@@ -104,22 +104,25 @@ public struct Logger: Sendable {
     public func debug(_ m: @autoclosure () -> String) { log(.debug, m()) }
 }
 
-/// Writes `<N>component: message` lines to stderr (journald reads the prefix).
-/// Each line is one `write(2)`, so lines from different threads never interleave.
+/// The one writer to standard error (fd 2), for log lines and for the
+/// command-line tools' messages alike: unbuffered, the whole text in one
+/// `write(2)` (short writes retried through the funnel), so lines from
+/// different threads never interleave. A failed write has nowhere to be
+/// reported and is dropped. Any thread.
+public enum StandardError {
+    /// Writes `text` as it is (add the newline yourself).
+    public static func write(_ text: String) {
+        try? FileIO.writeAll(fd: 2, bytes: Array(text.utf8), path: "stderr")
+    }
+}
+
+/// Writes `<N>component: message` lines to stderr (journald reads the prefix)
+/// through ``StandardError``.
 public struct StderrLogBackend: LogBackend {
     public init() {}
 
     public func write(level: LogLevel, component: String, message: String) {
-        var line = "<\(level.rawValue)>\(component): \(message)\n"
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                offset += n
-            }
-        }
+        StandardError.write("<\(level.rawValue)>\(component): \(message)\n")
     }
 }
 

@@ -75,7 +75,7 @@ struct CommandLineTool {
                 throw UsageError(message: "unknown command \"\(command)\"; expected run, demo, check-config, devices, sounds or render (see --help)")
             }
         } catch {
-            FileHandleStderr.write("ambient-speaker: \(error.message)\n")
+            StandardError.write("ambient-speaker: \(error.message)\n")
             return 1
         }
     }
@@ -87,7 +87,7 @@ struct CommandLineTool {
             print(config.json.prettyText)
             return 0
         case .failure(let error):
-            FileHandleStderr.write("\(path): \(error)\n")
+            StandardError.write("\(path): \(error)\n")
             return 1
         }
     }
@@ -127,14 +127,6 @@ struct ArgumentList {
     /// Fails if anything was not understood.
     func finish() throws(CommandLineTool.UsageError) {
         if let extra = items.first { throw .init(message: "unexpected argument \"\(extra)\" (see --help)") }
-    }
-}
-
-/// Unbuffered writes to stderr.
-enum FileHandleStderr {
-    static func write(_ text: String) {
-        var t = text
-        t.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }
 

@@ -24,7 +24,7 @@ final class DemoConsole: SpeakerService {
     /// Starts reading keys from the terminal; `q` or end of input stops the speaker.
     func start(_ context: ServiceContext) throws(StartupError) {
         guard isatty(STDIN_FILENO) == 1 else {
-            FileHandleStderr.write("demo: stdin is not a terminal; drive the board through board.controlSocket instead\n")
+            StandardError.write("demo: stdin is not a terminal; drive the board through board.controlSocket instead\n")
             return
         }
         let board = board

@@ -24,18 +24,18 @@ struct RenderCommand {
         switch ConfigLoader(logger: logger).load(path: configPath ?? CommandLineTool.defaultConfigPath, required: configPath != nil) {
         case .success(let c): config = c
         case .failure(let error):
-            FileHandleStderr.write("configuration: \(error)\n")
+            StandardError.write("configuration: \(error)\n")
             return 1
         }
         let catalog = SoundCatalog.load(directory: config.audio.soundsDirectory)
         guard let entry = catalog.sound(id: sound) else {
             let known = catalog.sounds.map(\.id).joined(separator: ", ")
-            FileHandleStderr.write("render: unknown sound \"\(sound)\"; known sounds: \(known)\n")
+            StandardError.write("render: unknown sound \"\(sound)\"; known sounds: \(known)\n")
             return 1
         }
         let isWAV = output.lowercased().hasSuffix(".wav")
         guard isWAV || output.lowercased().hasSuffix(".raw") else {
-            FileHandleStderr.write("--output: expected a path ending in .wav or .raw, got \"\(output)\"\n")
+            StandardError.write("--output: expected a path ending in .wav or .raw, got \"\(output)\"\n")
             return 1
         }
         let frames = Int((seconds * Double(Self.sampleRate)).rounded())
@@ -52,7 +52,7 @@ struct RenderCommand {
             }
             try file.close()
         } catch {
-            FileHandleStderr.write("render: \(error)\n")
+            StandardError.write("render: \(error)\n")
             return 2
         }
         logger.info("rendered \(seconds) s of \(entry.name) at level \(level) to \(output)")

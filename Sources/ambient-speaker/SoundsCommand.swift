@@ -13,7 +13,7 @@ enum SoundsCommand {
         switch ConfigLoader(logger: logger).load(path: configPath ?? CommandLineTool.defaultConfigPath, required: configPath != nil) {
         case .success(let c): config = c
         case .failure(let error):
-            FileHandleStderr.write("\(configPath ?? CommandLineTool.defaultConfigPath): \(error)\n")
+            StandardError.write("\(configPath ?? CommandLineTool.defaultConfigPath): \(error)\n")
             return 1
         }
         let catalog = SoundCatalog.load(directory: config.audio.soundsDirectory)

@@ -23,11 +23,11 @@ struct BenchReport {
 
     /// Writes a line of explanation for people on stderr.
     func note(_ text: String) {
-        Self.writeLine(fd: 2, "speaker-bench: " + text)
+        StandardError.write("speaker-bench: \(text)\n")
     }
 
     private static func writeLine(fd: Int32, _ line: String) {
-        // A failed write to stdout/stderr has nowhere to be reported.
+        // A failed write to stdout has nowhere to be reported.
         try? FileIO.writeAll(fd: fd, bytes: Array((line + "\n").utf8))
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 import SpeakerSystem
+import Board
 
 /// A real Unix-socket client talking to a real ``LineServer``, all on one
 /// EventLoop (the client's writes are timers, its reads a reader).

@@ -5,6 +5,8 @@ import SpeakerProtocol
 /// used twice, MQTT wildcards in a prefix or id, and inconsistent values are
 /// caught here, before anything starts. Checks that need the file system
 /// (is the password file world-readable?) happen in the executable.
+/// Defaults live only in `SpeakerConfig` (its sections' initial values): every
+/// key absent from the file keeps the value `SpeakerConfig.defaults` gave it.
 public struct ConfigDecoder: Sendable {
     public let hostname: String
 
@@ -29,12 +31,12 @@ public struct ConfigDecoder: Sendable {
             guard DeviceSection.isValidID(config.device.id) else {
                 throw r.fail("id", "must match [a-z0-9][a-z0-9-]{0,62}, got \(JSONValue.string(config.device.id).jsonText)")
             }
-            config.device.name = try r.string("name", default: "Ambient speaker (\(config.device.id))")
+            config.device.name = try r.string("name", default: DeviceSection.defaultName(id: config.device.id))
             try r.finish()
         }
         if var r = try root.section("board") {
             config.board.kind = try r.choice("kind", default: config.board.kind)
-            config.board.controlSocket = try r.optionalString("controlSocket", default: nil)
+            config.board.controlSocket = try r.optionalString("controlSocket", default: config.board.controlSocket)
             if config.board.controlSocket != nil && config.board.kind != .simulated {
                 throw r.fail("controlSocket", "only a simulated board has a control socket (board.kind is \"\(config.board.kind.rawValue)\")")
             }
@@ -45,8 +47,8 @@ public struct ConfigDecoder: Sendable {
         if var r = try root.section("volume") { config.volume = try volume(&r, config.volume) }
         if var r = try root.section("mqtt") { config.mqtt = try mqtt(&r, config.mqtt) }
         if var r = try root.section("session") {
-            config.session.idleTimeoutSeconds = try r.int("idleTimeoutSeconds", default: 1800, in: 1...604_800)
-            config.session.resumeOnBoot = try r.bool("resumeOnBoot", default: true)
+            config.session.idleTimeoutSeconds = try r.int("idleTimeoutSeconds", default: config.session.idleTimeoutSeconds, in: 1...604_800)
+            config.session.resumeOnBoot = try r.bool("resumeOnBoot", default: config.session.resumeOnBoot)
             try r.finish()
         }
         config.stateDirectory = try root.string("stateDirectory", default: config.stateDirectory)
@@ -80,16 +82,16 @@ public struct ConfigDecoder: Sendable {
             s.encoder.b = try e.string("b", default: s.encoder.b)
             s.encoder.activeLow = try e.bool("activeLow", default: s.encoder.activeLow)
             s.encoder.bias = try e.choice("bias", default: s.encoder.bias)
-            s.encoder.stepsPerDetent = try e.int("stepsPerDetent", default: 4, in: 1...4)
+            s.encoder.stepsPerDetent = try e.int("stepsPerDetent", default: s.encoder.stepsPerDetent, in: 1...4)
             guard [1, 2, 4].contains(s.encoder.stepsPerDetent) else {
                 throw e.fail("stepsPerDetent", "must be 1, 2 or 4, got \(s.encoder.stepsPerDetent)")
             }
-            s.encoder.acceleration = try e.bool("acceleration", default: true)
+            s.encoder.acceleration = try e.bool("acceleration", default: s.encoder.acceleration)
             try e.finish()
         }
-        s.debounceMs = try r.int("debounceMs", default: 30, in: 0...500)
-        s.longPressMs = try r.int("longPressMs", default: 800, in: 100...10_000)
-        s.doublePressMs = try r.int("doublePressMs", default: 0, in: 0...2_000)
+        s.debounceMs = try r.int("debounceMs", default: s.debounceMs, in: 0...500)
+        s.longPressMs = try r.int("longPressMs", default: s.longPressMs, in: 100...10_000)
+        s.doublePressMs = try r.int("doublePressMs", default: s.doublePressMs, in: 0...2_000)
         if s.longPressMs <= s.debounceMs {
             throw r.fail("longPressMs", "must be longer than inputs.debounceMs (\(s.debounceMs)), got \(s.longPressMs)")
         }
@@ -100,15 +102,15 @@ public struct ConfigDecoder: Sendable {
     private func audio(_ r: inout ConfigReader, _ current: AudioSection) throws(ConfigError) -> AudioSection {
         var s = current
         s.device = try r.string("device", default: s.device)
-        s.sampleRate = try r.int("sampleRate", default: 48000, in: 8000...192_000)
-        s.periodFrames = try r.int("periodFrames", default: 1024, in: 32...16_384)
-        s.bufferFrames = try r.int("bufferFrames", default: 4096, in: 64...131_072)
+        s.sampleRate = try r.int("sampleRate", default: s.sampleRate, in: 8000...192_000)
+        s.periodFrames = try r.int("periodFrames", default: s.periodFrames, in: 32...16_384)
+        s.bufferFrames = try r.int("bufferFrames", default: s.bufferFrames, in: 64...131_072)
         if s.bufferFrames < 2 * s.periodFrames {
             throw r.fail("bufferFrames", "must be at least twice audio.periodFrames (\(2 * s.periodFrames)), got \(s.bufferFrames)")
         }
         s.soundsDirectory = try r.string("soundsDirectory", default: s.soundsDirectory)
-        s.fadeMs = try r.int("fadeMs", default: 400, in: 0...10_000)
-        s.crossfadeMs = try r.int("crossfadeMs", default: 1500, in: 0...30_000)
+        s.fadeMs = try r.int("fadeMs", default: s.fadeMs, in: 0...10_000)
+        s.crossfadeMs = try r.int("crossfadeMs", default: s.crossfadeMs, in: 0...30_000)
         try r.finish()
         return s
     }
@@ -116,9 +118,9 @@ public struct ConfigDecoder: Sendable {
     private func volume(_ r: inout ConfigReader, _ current: VolumeSection) throws(ConfigError) -> VolumeSection {
         var s = current
         s.mode = try r.choice("mode", default: s.mode)
-        s.step = try r.double("step", default: 0.05, in: 0...0.5, excludingLower: true)
-        s.maxLevel = try r.double("maxLevel", default: 1.0, in: 0...1, excludingLower: true)
-        s.initialLevel = try r.double("initialLevel", default: min(0.4, s.maxLevel), in: 0...1)
+        s.step = try r.double("step", default: s.step, in: 0...0.5, excludingLower: true)
+        s.maxLevel = try r.double("maxLevel", default: s.maxLevel, in: 0...1, excludingLower: true)
+        s.initialLevel = try r.double("initialLevel", default: min(s.initialLevel, s.maxLevel), in: 0...1)
         if s.initialLevel > s.maxLevel {
             throw r.fail("initialLevel", "must not exceed volume.maxLevel (\(JSONValue.number(s.maxLevel).jsonText)), got \(JSONValue.number(s.initialLevel).jsonText)")
         }
@@ -131,9 +133,9 @@ public struct ConfigDecoder: Sendable {
             s.gpioStep.up = try g.string("up", default: s.gpioStep.up)
             s.gpioStep.down = try g.string("down", default: s.gpioStep.down)
             s.gpioStep.activeLow = try g.bool("activeLow", default: s.gpioStep.activeLow)
-            s.gpioStep.pulseMs = try g.int("pulseMs", default: 20, in: 1...1000)
-            s.gpioStep.gapMs = try g.int("gapMs", default: 20, in: 1...1000)
-            s.gpioStep.maxPending = try g.int("maxPending", default: 20, in: 1...1000)
+            s.gpioStep.pulseMs = try g.int("pulseMs", default: s.gpioStep.pulseMs, in: 1...1000)
+            s.gpioStep.gapMs = try g.int("gapMs", default: s.gpioStep.gapMs, in: 1...1000)
+            s.gpioStep.maxPending = try g.int("maxPending", default: s.gpioStep.maxPending, in: 1...1000)
             try g.finish()
         }
         try r.finish()
@@ -143,11 +145,11 @@ public struct ConfigDecoder: Sendable {
     private func mqtt(_ r: inout ConfigReader, _ current: MQTTSection) throws(ConfigError) -> MQTTSection {
         var s = current
         s.host = try r.string("host", default: s.host)
-        s.port = try r.int("port", default: 1883, in: 1...65_535)
+        s.port = try r.int("port", default: s.port, in: 1...65_535)
         s.prefix = try r.string("prefix", default: s.prefix)
         if let problem = Self.topicProblem(s.prefix) { throw r.fail("prefix", problem) }
-        s.username = try r.optionalString("username", default: nil)
-        s.passwordFile = try r.optionalString("passwordFile", default: nil)
+        s.username = try r.optionalString("username", default: s.username)
+        s.passwordFile = try r.optionalString("passwordFile", default: s.passwordFile)
         if r.raw("tls") == .null {
             s.tls = nil
         } else if var t = try r.section("tls") {
@@ -161,9 +163,9 @@ public struct ConfigDecoder: Sendable {
             try t.finish()
             s.tls = .init(caFile: ca, certFile: cert, keyFile: key)
         }
-        s.keepaliveSeconds = try r.int("keepaliveSeconds", default: 30, in: 5...3600)
+        s.keepaliveSeconds = try r.int("keepaliveSeconds", default: s.keepaliveSeconds, in: 5...3600)
         if var h = try r.section("homeAssistant") {
-            s.homeAssistant.enabled = try h.bool("enabled", default: true)
+            s.homeAssistant.enabled = try h.bool("enabled", default: s.homeAssistant.enabled)
             s.homeAssistant.prefix = try h.string("prefix", default: s.homeAssistant.prefix)
             if let problem = Self.topicProblem(s.homeAssistant.prefix) { throw h.fail("prefix", problem) }
             try h.finish()

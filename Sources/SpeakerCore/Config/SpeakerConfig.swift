@@ -1,6 +1,8 @@
 /// The speaker's whole configuration, resolved: every key has a value
 /// (config-and-cli.md, "Config file"). Built by `ConfigDecoder`, which
 /// validates everything before anything starts. Pure value; any thread.
+/// The one place the documented defaults are written: `defaults(hostname:)`
+/// and the sections' initial values; `ConfigDecoder` only reads them.
 public struct SpeakerConfig: Equatable, Sendable {
     public var device: DeviceSection
     public var board: BoardSection
@@ -15,7 +17,7 @@ public struct SpeakerConfig: Equatable, Sendable {
     public static func defaults(hostname: String) -> SpeakerConfig {
         let id = DeviceSection.deviceID(fromHostname: hostname)
         return SpeakerConfig(
-            device: DeviceSection(id: id, name: "Ambient speaker (\(id))"),
+            device: DeviceSection(id: id, name: DeviceSection.defaultName(id: id)),
             board: BoardSection(kind: .gpio, controlSocket: nil),
             inputs: InputsSection(),
             audio: AudioSection(),
@@ -32,6 +34,9 @@ public struct SpeakerConfig: Equatable, Sendable {
 public struct DeviceSection: Equatable, Sendable {
     public var id: String
     public var name: String
+
+    /// The name a device gets when the config gives none: `Ambient speaker (ID)`.
+    public static func defaultName(id: String) -> String { "Ambient speaker (\(id))" }
 
     /// Lower-cases `hostname` and replaces characters outside `[a-z0-9-]` with `-`,
     /// giving a valid device id (`speaker` if nothing usable is left).

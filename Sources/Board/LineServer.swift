@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SpeakerSystem
 
 /// A Unix stream socket server that answers newline-terminated text
 /// commands, one reply line per command — the simulated board's
@@ -115,7 +116,7 @@ public final class LineServer {
     private func acceptClients() {
         while true {
             let fd: Int32
-            do {
+            do throws(SystemError) {
                 guard let accepted = try systemCallUnlessWouldBlock("accept", path: path, { accept(listenFD, nil, nil) })
                 else { return }
                 fd = accepted
@@ -123,8 +124,14 @@ public final class LineServer {
                 logger.warning("control socket: \(error)")
                 return
             }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            do throws(SystemError) {
+                try Descriptors.setCloseOnExec(fd)
+                try Descriptors.setNonBlocking(fd)
+            } catch {
+                logger.warning("control socket: client \(fd) refused: \(error)")
+                Glibc.close(fd)
+                continue
+            }
             makeRoom()
             let client = Client(fd: fd)
             client.lastActive = clock()

@@ -1,0 +1,344 @@
+import SpeakerCore
+import SpeakerProtocol
+import Testing
+
+/// Every command and every input, each checked against the WHOLE effect list
+/// `reduce` returns and the whole visible state (``EffectAssertions``): a
+/// publication added, dropped, reordered or changed in any field fails here.
+/// `~/x` is `ambient-speaker/kitchen/x`.
+@Suite struct ExhaustiveEffectTests {
+    /// Started (revisions reserved) and connected, nothing played yet.
+    static func ready(configure: (inout SpeakerConfig) -> Void = { _ in }) -> Harness {
+        var h = Harness(configure: configure)
+        h.send(.start(at: h.now))
+        h.send(.mqttConnected(at: h.now))
+        return h
+    }
+
+    /// ``ready(configure:)``, then playing `white` (the engine confirmed it).
+    static func playing(configure: (inout SpeakerConfig) -> Void = { _ in }) -> Harness {
+        var h = ready(configure: configure)
+        h.commandDone(#"{"id":"setup","action":"play"}"#)
+        return h
+    }
+
+    // MARK: Life cycle and MQTT
+
+    @Test func startThenTheReservationAnswer() {
+        var h = Harness()
+        h.assertEffects(of: .start(at: h.now), equal: [
+            #"audio setLevel(0.4)"#,
+            #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"reserveRevisions 1000"#,
+        ])
+        h.assertEffects(of: .revisionReservation(through: 1000, failure: nil, at: h.now), equal: [
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ])
+    }
+
+    @Test func connectRepublishesEverythingAndDisconnectSaysNothing() {
+        var h = Harness()
+        h.send(.start(at: h.now))
+        let republished = [
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish homeassistant/device/kitchen/config qos1 retained {"device":{"identifiers":["ambient-speaker-kitchen"],"name":"Ambient speaker (kitchen)","manufacturer":"ambient-speaker","model":"Raspberry Pi ambience speaker","sw_version":"ambient-speaker test"},"origin":{"name":"ambient-speaker","sw_version":"ambient-speaker test"},"availability_topic":"ambient-speaker/kitchen/availability","payload_available":"online","payload_not_available":"offline","qos":1,"components":{"play":{"platform":"button","unique_id":"ambient-speaker-kitchen-play","name":"Play","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"play\"}","icon":"mdi:play"},"pause":{"platform":"button","unique_id":"ambient-speaker-kitchen-pause","name":"Pause","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"pause\"}","icon":"mdi:pause"},"next":{"platform":"button","unique_id":"ambient-speaker-kitchen-next","name":"Next sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"next\"}","icon":"mdi:skip-next"},"previous":{"platform":"button","unique_id":"ambient-speaker-kitchen-previous","name":"Previous sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"previous\"}","icon":"mdi:skip-previous"},"stop":{"platform":"button","unique_id":"ambient-speaker-kitchen-stop","name":"Stop","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"stop\"}","icon":"mdi:stop"},"volume_up":{"platform":"button"},"volume_down":{"platform":"button"},"volume":{"platform":"number","unique_id":"ambient-speaker-kitchen-volume","name":"Volume","icon":"mdi:volume-high","state_topic":"ambient-speaker/kitchen/device","value_template":"{{ value_json.volume.level }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"setVolume\",\"level\":{{ value }}}","min":0,"max":1,"step":0.05,"mode":"slider"},"sound":{"platform":"select","unique_id":"ambient-speaker-kitchen-sound","name":"Sound","icon":"mdi:waves","options":["white","pink","brown"],"state_topic":"ambient-speaker/kitchen/session","value_template":"{{ value_json.soundID }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"select\",\"soundID\":\"{{ value }}\"}"},"playing":{"platform":"binary_sensor","unique_id":"ambient-speaker-kitchen-playing","name":"Playing","icon":"mdi:speaker-play","state_topic":"ambient-speaker/kitchen/session","value_template":"{{ 'ON' if value_json.isPlaying else 'OFF' }}"},"playPause_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"press\"}"},"playPause_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"long\"}"},"playPause_double":{"platform":"device_automation"},"next_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"press\"}"},"next_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"long\"}"},"next_double":{"platform":"device_automation"},"previous_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"press\"}"},"previous_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"long\"}"},"previous_double":{"platform":"device_automation"},"encoderSwitch_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"press\"}"},"encoderSwitch_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"long\"}"},"encoderSwitch_double":{"platform":"device_automation"},"knob_up":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_up","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta > 0 else '' }}","payload":"turn"},"knob_down":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_down","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta < 0 else '' }}","payload":"turn"}}}"#,
+            #"publish ~/availability qos1 retained online"#,
+        ]
+        h.assertEffects(of: .mqttConnected(at: h.now), equal: republished, state: { $0.mqttConnected = true })
+        h.assertEffects(of: .mqttDisconnected(at: h.now), equal: [], state: { $0.mqttConnected = false })
+        // A reconnection publishes the same again (retained copies may be lost with a restarted broker).
+        h.assertEffects(of: .mqttConnected(at: h.now), equal: republished, state: { $0.mqttConnected = true })
+    }
+
+    @Test func brokerProblemAndRetainedSessionEvidence() {
+        var h = Self.ready()
+        h.assertEffects(of: .mqttProblem(ConnectionProblem(kind: .loginRejected, detail: "not authorised"), at: h.now), equal: [
+            #"log warning not connected to the broker: the broker rejected the login: not authorised"#,
+        ])
+        h.assertEffects(of: .retainedSessionSeen(Array(#"{"id":null}"#.utf8), otherPublisher: true, at: h.now), equal: [])
+    }
+
+    @Test func shutdownWritesUnsavedState() {
+        var h = Self.playing()
+        h.assertEffects(of: .shutdown(at: h.now), equal: [
+            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: true)"#,
+        ])
+    }
+
+    @Test func reconfigureWithALiveKeyChanged() {
+        var h = Self.ready()
+        var config = h.speaker.config
+        config.volume.step = 0.1
+        h.assertEffects(of: .reconfigure(config, at: h.now), equal: [
+            #"log notice configuration reloaded: applied volume.step"#,
+            #"publish homeassistant/device/kitchen/config qos1 retained {"device":{"identifiers":["ambient-speaker-kitchen"],"name":"Ambient speaker (kitchen)","manufacturer":"ambient-speaker","model":"Raspberry Pi ambience speaker","sw_version":"ambient-speaker test"},"origin":{"name":"ambient-speaker","sw_version":"ambient-speaker test"},"availability_topic":"ambient-speaker/kitchen/availability","payload_available":"online","payload_not_available":"offline","qos":1,"components":{"play":{"platform":"button","unique_id":"ambient-speaker-kitchen-play","name":"Play","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"play\"}","icon":"mdi:play"},"pause":{"platform":"button","unique_id":"ambient-speaker-kitchen-pause","name":"Pause","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"pause\"}","icon":"mdi:pause"},"next":{"platform":"button","unique_id":"ambient-speaker-kitchen-next","name":"Next sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"next\"}","icon":"mdi:skip-next"},"previous":{"platform":"button","unique_id":"ambient-speaker-kitchen-previous","name":"Previous sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"previous\"}","icon":"mdi:skip-previous"},"stop":{"platform":"button","unique_id":"ambient-speaker-kitchen-stop","name":"Stop","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"stop\"}","icon":"mdi:stop"},"volume_up":{"platform":"button"},"volume_down":{"platform":"button"},"volume":{"platform":"number","unique_id":"ambient-speaker-kitchen-volume","name":"Volume","icon":"mdi:volume-high","state_topic":"ambient-speaker/kitchen/device","value_template":"{{ value_json.volume.level }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"setVolume\",\"level\":{{ value }}}","min":0,"max":1,"step":0.1,"mode":"slider"},"sound":{"platform":"select","unique_id":"ambient-speaker-kitchen-sound","name":"Sound","icon":"mdi:waves","options":["white","pink","brown"],"state_topic":"ambient-speaker/kitchen/session","value_template":"{{ value_json.soundID }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"select\",\"soundID\":\"{{ value }}\"}"},"playing":{"platform":"binary_sensor","unique_id":"ambient-speaker-kitchen-playing","name":"Playing","icon":"mdi:speaker-play","state_topic":"ambient-speaker/kitchen/session","value_template":"{{ 'ON' if value_json.isPlaying else 'OFF' }}"},"playPause_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"press\"}"},"playPause_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"long\"}"},"playPause_double":{"platform":"device_automation"},"next_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"press\"}"},"next_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"long\"}"},"next_double":{"platform":"device_automation"},"previous_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"press\"}"},"previous_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"long\"}"},"previous_double":{"platform":"device_automation"},"encoderSwitch_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"press\"}"},"encoderSwitch_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"long\"}"},"encoderSwitch_double":{"platform":"device_automation"},"knob_up":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_up","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta > 0 else '' }}","payload":"turn"},"knob_down":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_down","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta < 0 else '' }}","payload":"turn"}}}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ])
+    }
+
+    // MARK: Commands
+
+    @Test func playThenTheEngineConfirms() {
+        var h = Self.ready()
+        h.assertCommand(#"{"id":"c1","action":"play"}"#, equal: [
+            #"log info session session-1 started"#,
+            #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
+        ], state: { $0.session.isPlaying = true })
+    }
+
+    /// `pause`, and `toggle` while playing, do the same.
+    @Test(arguments: ["pause", "toggle"]) func pauseThenTheEngineConfirms(action: String) {
+        var h = Self.playing()
+        let now = h.now
+        h.assertCommand(#"{"id":"c2","action":"\#(action)"}"#, equal: [
+            #"audio pause(fadeMs: 400, ticket: 2)"#,
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
+        h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
+        ], state: { $0.session.isPlaying = false })
+    }
+
+    @Test func stopEndsTheSession() {
+        var h = Self.playing()
+        h.assertCommand(#"{"id":"c4","action":"stop"}"#, equal: [
+            #"audio pause(fadeMs: 400, ticket: 2)"#,
+        ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false })
+    }
+
+    @Test func nextAndPreviousWhilePlaying() {
+        var h = Self.playing()
+        h.assertCommand(#"{"id":"c5","action":"next"}"#, equal: [
+            #"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#,
+        ], state: { $0.selected = "pink" })
+        h.assertCommand(#"{"id":"c6","action":"previous"}"#, equal: [
+            #"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#,
+        ], state: { $0.selected = "white" })
+    }
+
+    @Test func selectWhileStoppedStartsASessionWithThatSound() {
+        var h = Self.ready()
+        h.assertCommand(#"{"id":"c7","action":"select","soundID":"brown"}"#, equal: [
+            #"log info session session-1 started"#,
+            #"audio play(soundID: "brown", fadeMs: 400, ticket: 1)"#,
+        ], state: {
+            $0.selected = "brown"
+            $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true
+        })
+    }
+
+    @Test func setVolumeUpAndDown() {
+        var h = Self.ready()
+        h.assertCommand(#"{"id":"c8","action":"setVolume","level":0.7}"#, equal: [
+            #"audio setLevel(0.7)"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/command/result qos1 {"id":"c8","ok":true,"revision":2,"level":0.7}"#,
+        ], state: { $0.volume = .absolute(level: 0.7) })
+        h.assertCommand(#"{"id":"c9","action":"volumeUp","steps":2}"#, equal: [
+            #"audio setLevel(0.8)"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/command/result qos1 {"id":"c9","ok":true,"revision":3,"level":0.8}"#,
+        ], state: { $0.volume = .absolute(level: 0.8) })
+        h.assertCommand(#"{"id":"c10","action":"volumeDown"}"#, equal: [
+            #"audio setLevel(0.75)"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/command/result qos1 {"id":"c10","ok":true,"revision":4,"level":0.75}"#,
+        ], state: { $0.volume = .absolute(level: 0.75) })
+    }
+
+    @Test func aReplyGoesToTheResponseTopicWithTheCorrelationData() {
+        var h = Self.ready()
+        h.assertCommand(#"{"id":"c11","action":"setVolume","level":0.5}"#, responseTopic: "phone/replies", correlation: [1, 2, 3],
+                        equal: [
+                            #"audio setLevel(0.5)"#,
+                            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+                            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+                            #"publish ~/command/result qos1 {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
+                            #"publish phone/replies qos1 correlation [1, 2, 3] {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
+                        ], state: { $0.volume = .absolute(level: 0.5) })
+    }
+
+    @Test func rejectedCommands() {
+        var h = Self.ready()
+        h.assertCommand("not json", equal: [
+            #"log notice command rejected (malformed): not JSON: unexpected character at byte 0"#,
+            #"publish ~/command/result qos1 {"id":null,"ok":false,"error":{"code":"malformed","message":"not JSON: unexpected character at byte 0"}}"#,
+        ])
+        h.assertCommand(#"{"id":"c12","action":"dance"}"#, equal: [
+            #"log notice command rejected (unknown-action): action: unknown action "dance"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown"#,
+            #"publish ~/command/result qos1 {"id":"c12","ok":false,"error":{"code":"unknown-action","message":"action: unknown action \"dance\"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown"}}"#,
+        ])
+        h.assertCommand(#"{"id":"c13","action":"select","soundID":"thunder"}"#, equal: [
+            #"log notice command c13 select rejected (unknown-sound): no sound "thunder" in the catalog"#,
+            #"publish ~/command/result qos1 {"id":"c13","ok":false,"error":{"code":"unknown-sound","message":"no sound \"thunder\" in the catalog"}}"#,
+        ])
+        h.assertCommand(#"{"id":"c14","action":"play"}"#, retained: true, equal: [
+            #"log warning ignoring a retained message on ambient-speaker/kitchen/command (a retained command would run again at every start); clear it with an empty retained publish to that topic"#,
+        ], state: { $0.retainedCommandsIgnored = 1 })
+    }
+
+    @Test func stepOnlyVolumeRefusesSetVolumeAndPulsesTheAmp() {
+        var h = Self.ready { $0.volume.mode = .gpioStep }
+        h.assertCommand(#"{"id":"c15","action":"setVolume","level":0.5}"#, equal: [
+            #"log notice command c15 setVolume rejected (unsupported): this speaker's volume is step-only (relative); use volumeUp/volumeDown"#,
+            #"publish ~/command/result qos1 {"id":"c15","ok":false,"error":{"code":"unsupported","message":"this speaker's volume is step-only (relative); use volumeUp/volumeDown"}}"#,
+        ])
+        h.assertCommand(#"{"id":"c16","action":"volumeUp","steps":3}"#, equal: [
+            #"amp up(count: 3)"#,
+            #"publish ~/command/result qos1 {"id":"c16","ok":true,"revision":1}"#,
+        ])
+        h.assertCommand(#"{"id":"c17","action":"volumeDown","steps":1}"#, equal: [
+            #"amp down(count: 1)"#,
+            #"publish ~/command/result qos1 {"id":"c17","ok":true,"revision":1}"#,
+        ])
+    }
+
+    @Test func mixerVolumeWaitsForTheMixer() {
+        var h = Self.ready { $0.volume.mode = .alsaMixer }
+        h.assertCommand(#"{"id":"c18","action":"setVolume","level":0.6}"#, equal: [
+            #"audio setMixerLevel(0.6, ticket: 2)"#,
+        ])
+        h.assertEffects(of: .engine(.levelSet(ticket: 2), at: h.now), equal: [
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
+        ], state: { $0.volume = .absolute(level: 0.6) })
+        h.assertCommand(#"{"id":"c19","action":"setVolume","level":0.9}"#, equal: [
+            #"audio setMixerLevel(0.9, ticket: 3)"#,
+        ])
+        h.assertEffects(of: .engine(.levelFailed(ticket: 3, reason: "EIO", actual: 0.55), at: h.now), equal: [
+            #"log error volume: the mixer did not take level 0.9: EIO"#,
+            #"publish ~/command/result qos1 {"id":"c19","ok":false,"error":{"code":"audio-unavailable","message":"the mixer did not take level 0.9: EIO"}}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ], state: { $0.volume = .absolute(level: 0.55) })
+    }
+
+    // MARK: Engine reports
+
+    @Test func deviceLostAndBackAndUnderruns() {
+        var h = Self.playing()
+        h.assertEffects(of: .engine(.unavailable(reason: "unplugged"), at: h.now), equal: [
+            #"log warning audio output unavailable: unplugged"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"unavailable","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["pause","toggle","stop","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"unavailable","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ], state: { $0.audio = .unavailable; $0.session.isPlaying = false })
+        h.assertEffects(of: .engine(.available, at: h.now), equal: [
+            #"log info audio output is back; resuming playback"#,
+            #"audio play(soundID: "white", fadeMs: 400, ticket: 2)"#,
+        ], state: { $0.audio = .ok })
+        h.assertEffects(of: .engine(.underruns(total: 3), at: h.now), equal: [], state: { $0.underruns = 3 })
+    }
+
+    @Test func levelChangedOutside() {
+        var h = Self.ready { $0.volume.mode = .alsaMixer }
+        h.assertEffects(of: .engine(.levelChangedOutside(level: 0.25), at: h.now), equal: [
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ], state: { $0.volume = .absolute(level: 0.25) })
+    }
+
+    // MARK: Buttons, knob, ticks
+
+    @Test func playPausePressTogglesAndPublishesTheEvent() {
+        var h = Self.ready()
+        h.assertEffects(of: .lineEdge(LineEdge(line: .playPause, isActive: true, at: h.now)), equal: [])
+        h.now = h.now.advanced(byMilliseconds: 100)
+        h.assertEffects(of: .lineEdge(LineEdge(line: .playPause, isActive: false, at: h.now)), equal: [])
+        h.now = h.now.advanced(byMilliseconds: 100)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"press"}"#,
+            #"log info session session-1 started"#,
+            #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+    }
+
+    @Test func playPauseLongStops() {
+        var h = Self.playing()
+        h.send(.lineEdge(LineEdge(line: .playPause, isActive: true, at: h.now)))
+        h.now = h.now.advanced(byMilliseconds: 900)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"long"}"#,
+            #"audio pause(fadeMs: 400, ticket: 2)"#,
+            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
+        ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false })
+    }
+
+    @Test func nextPreviousAndEncoderSwitchPresses() {
+        var h = Self.playing()
+        h.pressAndRelease(.next)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"next","gesture":"press"}"#,
+            #"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#,
+        ], state: { $0.selected = "pink" })
+        h.pressAndRelease(.previous)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"previous","gesture":"press"}"#,
+            #"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#,
+        ], state: { $0.selected = "white" })
+        h.pressAndRelease(.encoderSwitch)
+        let now = h.now
+        h.assertEffects(of: .tick(now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"encoderSwitch","gesture":"press"}"#,
+            #"audio pause(fadeMs: 400, ticket: 4)"#,
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
+    }
+
+    @Test func aDoublePressOnlyPublishesTheEvent() {
+        var h = Self.ready { $0.inputs.doublePressMs = 300 }
+        for _ in 0..<2 {
+            h.edge(.next, true, afterMs: 50)
+            h.edge(.next, false, afterMs: 50)
+        }
+        h.now = h.now.advanced(byMilliseconds: 50)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"next","gesture":"double"}"#,
+        ])
+    }
+
+    @Test func aKnobDetentEachWay() {
+        var h = Self.ready()
+        let clockwise = h.startDetent(clockwise: true)
+        h.assertEffects(of: .lineEdge(clockwise), equal: [
+            #"publish ~/event qos0 {"source":"knob","delta":1}"#,
+            #"audio setLevel(0.45)"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ], state: { $0.volume = .absolute(level: 0.45) })
+        let counterClockwise = h.startDetent(clockwise: false)
+        h.assertEffects(of: .lineEdge(counterClockwise), equal: [
+            #"publish ~/event qos0 {"source":"knob","delta":-1}"#,
+            #"audio setLevel(0.4)"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+        ], state: { $0.volume = .absolute(level: 0.4) })
+    }
+
+    @Test func aTickWithNothingDueDoesNothing() {
+        var h = Self.ready()
+        h.now = h.now.advanced(byMilliseconds: 10)
+        h.assertEffects(of: .tick(h.now), equal: [])
+    }
+
+    @Test func theIdleTimeoutEndsAPausedSession() {
+        var h = Self.playing()
+        h.commandDone(#"{"id":"p","action":"pause"}"#)
+        h.now = h.now.advanced(byMilliseconds: 1_800_000)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"log info session session-1 ended after 1800 s paused"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
+        ], state: { $0.session.isActive = false; $0.session.pausedSince = nil })
+    }
+}
