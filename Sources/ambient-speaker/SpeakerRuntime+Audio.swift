@@ -23,7 +23,7 @@ extension SpeakerRuntime {
         log.info("catalog: \(catalog.sounds.count) sounds (\(BuiltInSounds.all.count) built-in, \(files) from \(config.audio.soundsDirectory)), \(catalog.skipped.count) skipped")
         let streamer: FileStreamer?
         do {
-            streamer = try FileStreamer(logger: logger.named("sounds"))
+            streamer = try FileStreamer(logger: logger.named("sounds"), loopMemoryBytes: config.audio.loopMemoryKB * 1024)
         } catch {
             log.error("no read-ahead thread (\(error)); file sounds decode on the audio thread")
             streamer = nil

@@ -109,6 +109,7 @@ public struct ConfigDecoder: Sendable {
         s.soundsDirectory = try r.string("soundsDirectory", default: s.soundsDirectory)
         s.fadeMs = try r.int("fadeMs", default: 400, in: 0...10_000)
         s.crossfadeMs = try r.int("crossfadeMs", default: 1500, in: 0...30_000)
+        s.loopMemoryKB = try r.int("loopMemoryKB", default: AudioSection().loopMemoryKB, in: 0...1_048_576)
         try r.finish()
         return s
     }

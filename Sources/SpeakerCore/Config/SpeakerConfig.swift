@@ -121,6 +121,9 @@ public struct AudioSection: Equatable, Sendable {
     public var soundsDirectory: String = "/var/lib/ambient-speaker/sounds"
     public var fadeMs: Int = 400
     public var crossfadeMs: Int = 1500
+    /// KiB of short loops kept decoded (16-bit, output rate) so looping them
+    /// costs a copy; 0 streams every file. One 30-s stereo loop at 48 kHz: 5,625.
+    public var loopMemoryKB: Int = 6144
 }
 
 public struct VolumeSection: Equatable, Sendable {
