@@ -44,6 +44,7 @@ extension SpeakerRuntime {
             self.service?.ready(status: self.statusText)
             self.logger.info("ready")
         }
+        loop.schedule(after: 10_000) { StartupPages.release() }  // start-up's code pages (README "Benchmarks")
         if let interval = service?.watchdogPingMs { scheduleWatchdog(every: interval) }
     }
 
