@@ -7,8 +7,8 @@ import CSoxr
 /// Medium quality (`SOXR_MQ`: 16-bit precision, passband to about 20 kHz at
 /// 44.1 → 48 kHz), chosen by measurement (mono 44.1 → 48 kHz, callgrind,
 /// README "Sounds"): quick (cubic) costs ~40 % less but leaves its error only
-/// 31 dB below a 10 kHz tone; low quality saves ~6 % but is −10 dB at 19 kHz;
-/// high quality costs ~7 % more for 20 bits an S16 output cannot carry.
+/// 31 dB below a 10 kHz tone; low quality saves ~7 % but is −10 dB at 19 kHz;
+/// high quality costs ~8 % more for 20 bits an S16 output cannot carry.
 ///
 /// Used by one thread at a time (whichever runs the `LoopingDecoder`); never
 /// the audio thread. Its state carries across calls, so a looped stream fed
