@@ -82,6 +82,8 @@ public final class FileSound: SoundSource, @unchecked Sendable {
                 cache = ready
                 cacheFrame = ready.copy(into: buffer + 2 * got, frames: frames - got,
                                         from: stream.cacheFrame.load(ordering: .relaxed), gain: Self.headroom)
+                stream.ringDrained.store(true, ordering: .releasing)
+                streamer?.requestFill()  // the read-ahead thread hands the ring's memory back
                 return
             }
             if got < frames {

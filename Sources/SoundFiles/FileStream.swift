@@ -27,6 +27,14 @@ final class FileStream: @unchecked Sendable {
     let cacheReady = Atomic<Bool>(false)
     /// The cache frame after the ring's last frame (valid once `cacheReady`).
     let cacheFrame = Atomic<Int>(0)
+    /// Set by the audio thread once it plays from the cache: the ring is done with.
+    let ringDrained = Atomic<Bool>(false)
+    /// Filling side: the ring's memory has been handed back.
+    private var ringDiscarded = false
+    private let discarded = Atomic<Bool>(false)
+
+    /// True once the ring's memory has been handed back (any thread, for tests).
+    var ringDiscardedForTests: Bool { discarded.load(ordering: .acquiring) }
     private var decoder: LoopingDecoder?
     private var decodedBeforeHandover = 0
     private var errorsBeforeHandover = 0
@@ -58,6 +66,15 @@ final class FileStream: @unchecked Sendable {
             let n = decoder.cache?.isComplete == true ? min(free, decoder.bufferedFrames) : free
             ring.write(frames: n) { region, frames in decoder.produce(into: region, frames: frames) }
         }
+    }
+
+    /// Hands the ring's memory back once the audio thread has left it for the
+    /// cache (filling thread).
+    func discardRingIfDrained() {
+        guard !ringDiscarded, ringDrained.load(ordering: .acquiring) else { return }
+        ring.discardStorage()
+        ringDiscarded = true
+        discarded.store(true, ordering: .releasing)
     }
 
     /// File frames decoded so far (filling thread; tests read it while idle).

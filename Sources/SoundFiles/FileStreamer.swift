@@ -93,6 +93,7 @@ public final class FileStreamer: @unchecked Sendable {
             if poll(&pfd, 1, -1) < 0 && errno != EINTR { break }
             wake.drain()
             let list = streams.withLock { $0 }
+            for stream in list { stream.discardRingIfDrained() }
             for stream in list where !stream.cacheReady.load(ordering: .relaxed)
                 && (stream.needsFill.load(ordering: .relaxed) || stream.ring.free > stream.ring.capacity / 2) {
                 stream.fill()

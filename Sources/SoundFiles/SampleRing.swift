@@ -1,5 +1,8 @@
 import Ambience
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A single-producer / single-consumer ring of stereo float frames: the
 /// read-ahead thread writes decoded audio, the audio thread reads it.
@@ -28,6 +31,17 @@ final class SampleRing: @unchecked Sendable {
     }
 
     deinit { storage.deallocate() }
+
+    /// Hands the ring's memory back to the kernel (`madvise(MADV_DONTNEED)` on
+    /// the whole pages inside it) once neither side will use it again: a loop
+    /// now played from its cache. Reading it afterwards would give zeros.
+    func discardStorage() {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: storage) + page - 1) / page * page
+        let end = (Int(bitPattern: storage + 2 * capacity)) / page * page
+        guard page > 0, end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(address, end - start, MADV_DONTNEED)
+    }
 
     /// Frames ready to read. Either side.
     var available: Int { tail.load(ordering: .acquiring) &- head.load(ordering: .acquiring) }

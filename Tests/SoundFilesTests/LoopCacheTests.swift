@@ -147,5 +147,14 @@ import Glibc
         for i in 0..<a.count { worst = max(worst, abs(a[i] - b[i])) }
         #expect(worst <= Self.cacheStep, "largest difference \(worst)")
         #expect(stream.framesDecodedForTests < 2 * 66_150)
+        // The read-ahead thread hands the ring's memory back once the audio thread has left it.
+        let drained = stream.ringDrained.load(ordering: .acquiring)
+        #expect(drained)
+        var waited = 0
+        while !stream.ringDiscardedForTests && waited < 10_000 {
+            usleep(1000)
+            waited += 1
+        }
+        #expect(stream.ringDiscardedForTests)
     }
 }
