@@ -76,14 +76,18 @@ public final class FileSound: SoundSource, @unchecked Sendable {
         } else if let cache {
             cacheFrame = cache.copy(into: buffer, frames: frames, from: cacheFrame, gain: Self.headroom)
         } else if let stream {
-            let got = stream.ring.read(into: buffer, frames: frames, gain: Self.headroom)
+            var got = stream.ring.read(into: buffer, frames: frames, gain: Self.headroom)
             if got < frames, stream.cacheReady.load(ordering: .acquiring), let ready = stream.cache {
-                // The ring is drained and the filler has stopped: the cache continues it.
-                cache = ready
-                cacheFrame = ready.copy(into: buffer + 2 * got, frames: frames - got,
-                                        from: stream.cacheFrame.load(ordering: .relaxed), gain: Self.headroom)
-                stream.ringDrained.store(true, ordering: .releasing)
-                streamer?.requestFill()  // the read-ahead thread hands the ring's memory back
+                // The filler has stopped; its last frames may have landed after the
+                // read above, so drain the ring again before the cache continues it.
+                got += stream.ring.read(into: buffer + 2 * got, frames: frames - got, gain: Self.headroom)
+                if got < frames {
+                    cache = ready
+                    cacheFrame = ready.copy(into: buffer + 2 * got, frames: frames - got,
+                                            from: stream.cacheFrame.load(ordering: .relaxed), gain: Self.headroom)
+                    stream.ringDrained.store(true, ordering: .releasing)
+                    streamer?.requestFill()  // the read-ahead thread hands the ring's memory back
+                }
                 return
             }
             if got < frames {

@@ -7,10 +7,11 @@ public final class LoopMemoryBudget: Sendable {
     public let bytes: Int
     private let used = Atomic<Int>(0)
 
-    /// The configuration's default, in KiB: one 30-second stereo loop at 48 kHz
-    /// as 16-bit samples (5,625 KiB), with room to spare for a crossfade from
-    /// a shorter loop.
-    public static let defaultKB = 6_144
+    /// The configuration's default (`AudioSection.loopMemoryKB`), in KiB: a
+    /// 30-second mono loop at 48 kHz as 16-bit samples (2,813 KiB) or a
+    /// 16-second stereo one, so that the speaker stays within 8 MB Pss while
+    /// playing any file (README "Benchmarks"); longer stereo loops stream.
+    public static let defaultKB = 3_072
 
     /// A budget of `bytes` (0 keeps every file streaming).
     public init(bytes: Int) { self.bytes = max(0, bytes) }
@@ -92,8 +93,10 @@ final class LoopCache: @unchecked Sendable {
         let src = block + channels * (from - firstFrame), dst = samples + channels * captured
         let n = channels * (to - from)
         for i in 0..<n {
-            let v = (src[i] * Self.scale).rounded()
-            dst[i] = Int16(min(max(v, -32_768), 32_767))
+            // Clamped first, so the conversion cannot trap; ties to even (one
+            // instruction, vectorizable, unlike `rounded()`'s call to round()).
+            let v = min(max(src[i] * Self.scale, -32_768), 32_767)
+            dst[i] = Int16(v.rounded(.toNearestOrEven))
         }
         captured += to - from
     }

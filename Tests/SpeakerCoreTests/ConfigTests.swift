@@ -23,7 +23,7 @@ import SpeakerProtocol
     }
 
     @Test func loopMemoryHasADefaultAndARange() throws {
-        #expect(try decoder.decode(Array("{}".utf8)).audio.loopMemoryKB == 6144)
+        #expect(try decoder.decode(Array("{}".utf8)).audio.loopMemoryKB == 3072)
         #expect(try decoder.decode(Array(#"{"audio":{"loopMemoryKB":0}}"#.utf8)).audio.loopMemoryKB == 0)
         #expect(error(#"{"audio":{"loopMemoryKB":-1}}"#)?.hasPrefix("audio.loopMemoryKB: ") == true)
         #expect(error(#"{"audio":{"loopMemoryKB":2000000}}"#)?.hasPrefix("audio.loopMemoryKB: ") == true)
