@@ -92,11 +92,14 @@ final class LoopCache: @unchecked Sendable {
         guard from < to, from == wanted else { return }
         let src = block + channels * (from - firstFrame), dst = samples + channels * captured
         let n = channels * (to - from)
+        // Rounded to nearest (ties to even) with the 1.5 · 2²³ trick: after the
+        // clamp, v + magic lies in [2²³, 2²⁴), where a float has no fraction
+        // bits, and its low mantissa bits are the integer. No call, no trap:
+        // the loop vectorizes (`rounded()` called roundf per sample).
+        let magic: Float = 12_582_912
         for i in 0..<n {
-            // Clamped first, so the conversion cannot trap; ties to even (one
-            // instruction, vectorizable, unlike `rounded()`'s call to round()).
             let v = min(max(src[i] * Self.scale, -32_768), 32_767)
-            dst[i] = Int16(v.rounded(.toNearestOrEven))
+            dst[i] = Int16(truncatingIfNeeded: Int32(bitPattern: (v + magic).bitPattern) &- Int32(bitPattern: magic.bitPattern))
         }
         captured += to - from
     }
