@@ -69,11 +69,15 @@ final class LoopCache: @unchecked Sendable {
         self.channels = channels
         self.startFrame = startFrame
         self.budget = budget
-        samples = .allocate(capacity: frames * channels)
+        guard let pages = PageBuffer.allocate(Int16.self, count: frames * channels) else {
+            budget.release(byteCount)
+            return nil
+        }
+        samples = pages
     }
 
     deinit {
-        samples.deallocate()
+        PageBuffer.free(samples, count: frames * channels)
         budget.release(byteCount)
     }
 

@@ -17,6 +17,8 @@ final class SampleRing: @unchecked Sendable {
     let capacity: Int
     private let mask: Int
     private let storage: UnsafeMutablePointer<Float>
+    /// True when `storage` came from `PageBuffer` (else from malloc).
+    private let mapped: Bool
     private let head = Atomic<Int>(0)  // frames read (consumer-owned)
     private let tail = Atomic<Int>(0)  // frames written (producer-owned)
 
@@ -26,11 +28,19 @@ final class SampleRing: @unchecked Sendable {
         while c < minimumFrames { c <<= 1 }
         capacity = c
         mask = c - 1
-        storage = .allocate(capacity: 2 * c)
-        storage.initialize(repeating: 0, count: 2 * c)
+        if let pages = PageBuffer.allocate(Float.self, count: 2 * c) {
+            storage = pages  // zero-filled by the kernel
+            mapped = true
+        } else {
+            storage = .allocate(capacity: 2 * c)
+            storage.initialize(repeating: 0, count: 2 * c)
+            mapped = false
+        }
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        if mapped { PageBuffer.free(storage, count: 2 * capacity) } else { storage.deallocate() }
+    }
 
     /// Hands the ring's memory back to the kernel (`madvise(MADV_DONTNEED)` on
     /// the whole pages inside it) once neither side will use it again: a loop
