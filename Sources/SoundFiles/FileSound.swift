@@ -7,8 +7,11 @@ import Ambience
 /// second by the read-ahead thread; `render` only copies from the ring, so it
 /// is real-time safe. Direct (no streamer, for `render` and tests): `render`
 /// decodes on the calling thread. Both produce the same samples, because the
-/// ring only delays the decoder's stream. Created and released on the main
-/// thread; rendered by one thread (the audio thread once handed over).
+/// ring only delays the decoder's stream. A short loop is served from its
+/// `LoopCache` once its first pass has been decoded (a copy per period, no
+/// read-ahead); the cache counts against `budget` (`audio.loopMemoryKB`).
+/// Created and released on the main thread; rendered by one thread (the audio
+/// thread once handed over).
 public final class FileSound: SoundSource, @unchecked Sendable {
     // @unchecked Sendable: rendered by one thread at a time (see SoundSource);
     // the stream's ring and counters are atomics; the decoder is only used by
@@ -22,14 +25,21 @@ public final class FileSound: SoundSource, @unchecked Sendable {
     private let stream: FileStream?
     private let direct: LoopingDecoder?
     private let streamer: FileStreamer?
+    /// The cache the audio thread copies from after the hand-over, and its next frame.
+    private var cache: LoopCache?
+    private var cacheFrame = 0
 
     /// Opens `path` for playback at `sampleRate`. With a running `streamer`,
     /// primes the ring (about a second, decoded here on the calling thread)
-    /// and registers it for read-ahead. Throws a `SoundFileError` naming the
+    /// and registers it for read-ahead. A short loop is cached within
+    /// `budget` (default: the streamer's, else a fresh one of
+    /// `LoopMemoryBudget.defaultKB`). Throws a `SoundFileError` naming the
     /// file when it can't be decoded any more (changed since the catalog scan).
-    public init(path: String, sampleRate: Int, streamer: FileStreamer?) throws(SoundFileError) {
+    public init(path: String, sampleRate: Int, streamer: FileStreamer?,
+                budget: LoopMemoryBudget? = nil) throws(SoundFileError) {
         self.path = path
-        let decoder = try LoopingDecoder(path: path, outputRate: sampleRate)
+        let budget = budget ?? streamer?.loopBudget ?? LoopMemoryBudget(bytes: LoopMemoryBudget.defaultKB * 1024)
+        let decoder = try LoopingDecoder(path: path, outputRate: sampleRate, budget: budget)
         if let streamer, streamer.isRunning {
             let stream = FileStream(decoder: decoder, ringFrames: sampleRate)
             stream.fill()
@@ -51,6 +61,9 @@ public final class FileSound: SoundSource, @unchecked Sendable {
     /// The read-ahead stream (nil in direct mode), for tests.
     var streamForTests: FileStream? { stream }
 
+    /// True once the sound is played from its cached loop (streamed mode, for tests).
+    var playsFromCacheForTests: Bool { cache != nil }
+
     /// Frames played as silence because read-ahead fell behind (0 in direct mode).
     public var starvedFrames: Int { stream?.starvedFrames.load(ordering: .relaxed) ?? 0 }
 
@@ -60,8 +73,23 @@ public final class FileSound: SoundSource, @unchecked Sendable {
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
         if let direct {
             direct.produce(into: buffer, frames: frames, gain: Self.headroom)
+        } else if let cache {
+            cacheFrame = cache.copy(into: buffer, frames: frames, from: cacheFrame, gain: Self.headroom)
         } else if let stream {
-            let got = stream.ring.read(into: buffer, frames: frames, gain: Self.headroom)
+            var got = stream.ring.read(into: buffer, frames: frames, gain: Self.headroom)
+            if got < frames, stream.cacheReady.load(ordering: .acquiring), let ready = stream.cache {
+                // The filler has stopped; its last frames may have landed after the
+                // read above, so drain the ring again before the cache continues it.
+                got += stream.ring.read(into: buffer + 2 * got, frames: frames - got, gain: Self.headroom)
+                if got < frames {
+                    cache = ready
+                    cacheFrame = ready.copy(into: buffer + 2 * got, frames: frames - got,
+                                            from: stream.cacheFrame.load(ordering: .relaxed), gain: Self.headroom)
+                    stream.ringDrained.store(true, ordering: .releasing)
+                    streamer?.requestFill()  // the read-ahead thread hands the ring's memory back
+                }
+                return
+            }
             if got < frames {
                 (buffer + 2 * got).update(repeating: 0, count: 2 * (frames - got))
                 stream.starvedFrames.add(frames - got, ordering: .relaxed)

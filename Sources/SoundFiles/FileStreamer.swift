@@ -20,11 +20,15 @@ public final class FileStreamer: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private var thread: pthread_t?
     private let logger: Logger
+    /// Shared by the short loops of every sound this streamer serves (`audio.loopMemoryKB`).
+    public let loopBudget: LoopMemoryBudget
 
     /// A stopped streamer; `logger` gets start/stop lines (main thread only).
-    public init(logger: Logger) throws(SystemError) {
+    /// Short loops are kept decoded within `loopMemoryBytes` in all.
+    public init(logger: Logger, loopMemoryBytes: Int = LoopMemoryBudget.defaultKB * 1024) throws(SystemError) {
         wake = try EventFD()
         self.logger = logger
+        loopBudget = LoopMemoryBudget(bytes: loopMemoryBytes)
     }
 
     deinit {
@@ -89,7 +93,9 @@ public final class FileStreamer: @unchecked Sendable {
             if poll(&pfd, 1, -1) < 0 && errno != EINTR { break }
             wake.drain()
             let list = streams.withLock { $0 }
-            for stream in list where stream.needsFill.load(ordering: .relaxed) || stream.ring.free > stream.ring.capacity / 2 {
+            for stream in list { stream.discardRingIfDrained() }
+            for stream in list where !stream.cacheReady.load(ordering: .relaxed)
+                && (stream.needsFill.load(ordering: .relaxed) || stream.ring.free > stream.ring.capacity / 2) {
                 stream.fill()
             }
         }

@@ -1,5 +1,8 @@
 import Ambience
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A single-producer / single-consumer ring of stereo float frames: the
 /// read-ahead thread writes decoded audio, the audio thread reads it.
@@ -14,6 +17,8 @@ final class SampleRing: @unchecked Sendable {
     let capacity: Int
     private let mask: Int
     private let storage: UnsafeMutablePointer<Float>
+    /// True when `storage` came from `PageBuffer` (else from malloc).
+    private let mapped: Bool
     private let head = Atomic<Int>(0)  // frames read (consumer-owned)
     private let tail = Atomic<Int>(0)  // frames written (producer-owned)
 
@@ -23,11 +28,30 @@ final class SampleRing: @unchecked Sendable {
         while c < minimumFrames { c <<= 1 }
         capacity = c
         mask = c - 1
-        storage = .allocate(capacity: 2 * c)
-        storage.initialize(repeating: 0, count: 2 * c)
+        if let pages = PageBuffer.allocate(Float.self, count: 2 * c) {
+            storage = pages  // zero-filled by the kernel
+            mapped = true
+        } else {
+            storage = .allocate(capacity: 2 * c)
+            storage.initialize(repeating: 0, count: 2 * c)
+            mapped = false
+        }
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        if mapped { PageBuffer.free(storage, count: 2 * capacity) } else { storage.deallocate() }
+    }
+
+    /// Hands the ring's memory back to the kernel (`madvise(MADV_DONTNEED)` on
+    /// the whole pages inside it) once neither side will use it again: a loop
+    /// now played from its cache. Reading it afterwards would give zeros.
+    func discardStorage() {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: storage) + page - 1) / page * page
+        let end = (Int(bitPattern: storage + 2 * capacity)) / page * page
+        guard page > 0, end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(address, end - start, MADV_DONTNEED)
+    }
 
     /// Frames ready to read. Either side.
     var available: Int { tail.load(ordering: .acquiring) &- head.load(ordering: .acquiring) }

@@ -59,6 +59,16 @@ final class SoundFileReader {
         shorts?.deallocate()
     }
 
+    /// Closes the file (`sf_close`), freeing libsndfile's decoder state; later
+    /// reads return 0 frames. For a loop that is now served from memory.
+    func close() {
+        if let file { sf_close(file) }
+        file = nil
+        shorts?.deallocate()
+        shorts = nil
+        shortsCapacity = 0
+    }
+
     /// The file's title tag (`sf_get_string(SF_STR_TITLE)`), if it has one.
     var title: String? { tag(SF_STR_TITLE) }
     /// The file's comment tag (`SF_STR_COMMENT`), if it has one.
@@ -98,6 +108,26 @@ final class SoundFileReader {
             out[2 * i + 1] = scratch[i]
         }
         return max(got, 0)
+    }
+
+    /// Reads up to `count` frames in the file's own channels (`channels`
+    /// floats per frame, interleaved) into `out`: the decoder's path, so a mono
+    /// file is resampled as one channel and up-mixed only when copied out.
+    /// Returns the frames read (fewer at the end or on a decoding error).
+    func readNative(into out: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        guard let file, count > 0 else { return 0 }
+        guard isPCM16 else { return max(Int(sf_readf_float(file, out, sf_count_t(count))), 0) }
+        let samples = channels * count
+        if shortsCapacity < samples {
+            shorts?.deallocate()
+            shorts = .allocate(capacity: samples)
+            shortsCapacity = samples
+        }
+        guard let shorts else { return 0 }
+        let got = max(Int(sf_readf_short(file, shorts, sf_count_t(count))), 0)
+        let scale: Float = 1.0 / 32768
+        for i in 0..<(channels * got) { out[i] = Float(shorts[i]) * scale }
+        return got
     }
 
     /// `readStereo` for 16-bit PCM: `sf_readf_short` (a plain read, no

@@ -46,7 +46,7 @@ public enum LiveParts {
     /// The read-ahead thread for file sounds (nil: file sounds decode on the audio thread).
     public static func streamer(config: SpeakerConfig, logger: Logger) -> FileStreamer? {
         do {
-            return try FileStreamer(logger: logger.named("sounds"))
+            return try FileStreamer(logger: logger.named("sounds"), loopMemoryBytes: config.audio.loopMemoryKB * 1024)
         } catch {
             logger.named("sounds").error("no read-ahead thread (\(error)); file sounds decode on the audio thread")
             return nil

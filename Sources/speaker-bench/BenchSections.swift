@@ -8,7 +8,7 @@ import TestSupport
 struct BenchSections {
     /// The parts, in the order they run.
     enum Section: String, CaseIterable {
-        case encoder, bounce, render, speaker
+        case encoder, bounce, render, speaker, files, memory
     }
 
     /// The parts to run (all when none was named).
@@ -16,11 +16,13 @@ struct BenchSections {
 
     /// Usage text for `--help` and bad arguments.
     static let usage = """
-        usage: speaker-bench [encoder] [bounce] [render] [speaker]
+        usage: speaker-bench [encoder] [bounce] [render] [speaker] [files] [memory]
           Prints one JSON line per figure on stdout: {"metric": …, "value": …, "unit": …}.
           With no arguments every section runs. The speaker section runs the
           ambient-speaker binary from $AMBIENT_SPEAKER_BIN, else the one next to
-          this executable, against a private mosquitto on loopback.
+          this executable, against a private mosquitto on loopback. files:
+          instructions per audio-second under callgrind beside sox (valgrind,
+          sox, strip); memory: Rss/Pss/private dirty playing a file sound.
         """
 
     /// Parses `arguments` (without the program name); nil for `--help` or an unknown word.

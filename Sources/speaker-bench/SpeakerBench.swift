@@ -26,6 +26,18 @@ struct SpeakerBench {
                 EncoderBounce().run(report: report)
             case .render:
                 RenderThroughput().run(report: report)
+            case .files, .memory:
+                do {
+                    let speaker = try BenchSections.speakerExecutable()
+                    if section == .files {
+                        try FileSoundCost(speakerExecutable: speaker).run(report: report)
+                    } else {
+                        try FileSoundMemory(speakerExecutable: speaker).run(report: report)
+                    }
+                } catch {
+                    report.note("\(section.rawValue) section failed: \(error)")
+                    failed = true
+                }
             case .speaker:
                 do {
                     try SpeakerLatency(speakerExecutable: BenchSections.speakerExecutable()).run(report: report)

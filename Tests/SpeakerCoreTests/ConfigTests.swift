@@ -22,6 +22,13 @@ import SpeakerProtocol
         #expect(c.topicRoot == "ambient-speaker/living-room-local")
     }
 
+    @Test func loopMemoryHasADefaultAndARange() throws {
+        #expect(try decoder.decode(Array("{}".utf8)).audio.loopMemoryKB == 3072)
+        #expect(try decoder.decode(Array(#"{"audio":{"loopMemoryKB":0}}"#.utf8)).audio.loopMemoryKB == 0)
+        #expect(error(#"{"audio":{"loopMemoryKB":-1}}"#)?.hasPrefix("audio.loopMemoryKB: ") == true)
+        #expect(error(#"{"audio":{"loopMemoryKB":2000000}}"#)?.hasPrefix("audio.loopMemoryKB: ") == true)
+    }
+
     @Test(arguments: [
         (#"{"volume":{"step":2}}"#, "volume.step: must be in (0, 0.5], got 2"),
         (#"{"volume":{"step":0}}"#, "volume.step: must be in (0, 0.5], got 0"),

@@ -111,6 +111,7 @@ public struct ConfigDecoder: Sendable {
         s.soundsDirectory = try r.string("soundsDirectory", default: s.soundsDirectory)
         s.fadeMs = try r.int("fadeMs", default: s.fadeMs, in: 0...10_000)
         s.crossfadeMs = try r.int("crossfadeMs", default: s.crossfadeMs, in: 0...30_000)
+        s.loopMemoryKB = try r.int("loopMemoryKB", default: s.loopMemoryKB, in: 0...1_048_576)
         try r.finish()
         return s
     }

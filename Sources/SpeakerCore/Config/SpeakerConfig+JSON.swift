@@ -30,7 +30,7 @@ extension SpeakerConfig {
                 ("device", .string(audio.device)), ("sampleRate", num(audio.sampleRate)),
                 ("periodFrames", num(audio.periodFrames)), ("bufferFrames", num(audio.bufferFrames)),
                 ("soundsDirectory", .string(audio.soundsDirectory)), ("fadeMs", num(audio.fadeMs)),
-                ("crossfadeMs", num(audio.crossfadeMs)),
+                ("crossfadeMs", num(audio.crossfadeMs)), ("loopMemoryKB", num(audio.loopMemoryKB)),
             ])),
             ("volume", .object([
                 ("mode", .string(volume.mode.rawValue)), ("step", .number(volume.step)),

@@ -126,6 +126,10 @@ public struct AudioSection: Equatable, Sendable {
     public var soundsDirectory: String = "/var/lib/ambient-speaker/sounds"
     public var fadeMs: Int = 400
     public var crossfadeMs: Int = 1500
+    /// KiB of short loops kept decoded (16-bit, output rate) so looping them
+    /// costs a copy; 0 streams every file. A 30-s mono loop at 48 kHz takes
+    /// 2,813, a stereo one 5,625; the default keeps the speaker within 8 MB Pss.
+    public var loopMemoryKB: Int = 3072
 }
 
 public struct VolumeSection: Equatable, Sendable {
