@@ -42,6 +42,7 @@ public final class GPIOBoard: AmpStepLines {
     private var outputs: [Bool: Output] = [:]  // true = UP
     private var devWatch: (fd: Int32, registration: EventLoop.Registration)?
     private var failed = false
+    private var edgeLevels = EdgeLevels(initial: [])
 
     /// Finds and requests every configured line; throws ``GPIOError`` (unknown
     /// line → exit 1; permission, busy line, … → exit 2). Logs the resolved
@@ -85,6 +86,8 @@ public final class GPIOBoard: AmpStepLines {
             releaseAll()
             throw error
         }
+        // Each line's level as requested; from here on, derived (see EdgeLevels).
+        edgeLevels = EdgeLevels(initial: inputs.map { cgpiod_request_get($0.request) == 1 })
         for index in inputs.indices {
             let fd = cgpiod_request_fd(inputs[index].request)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -114,35 +117,64 @@ public final class GPIOBoard: AmpStepLines {
     /// own fd and kernel thread, so two phases' events arrive on separate
     /// queues) and delivers the edges merged in kernel-timestamp order — the
     /// quadrature decoder needs A and B interleaved as they happened.
+    /// Levels come from the event sequence, not the reported edge type, and
+    /// each line that had events is read back once its queue is empty
+    /// (``EdgeLevels`` says why); a line whose read found new events is
+    /// drained and read again, a bounded number of times.
     private func readEvents() {
         guard !failed else { return }
         var edges: [LineEdge] = []
-        var events = [cgpiod_event](repeating: cgpiod_event(), count: 16)
-        for input in inputs {
-            while true {
-                let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
-                if n < 0 {
-                    let e = errno
-                    if e == EAGAIN || e == EWOULDBLOCK { break }
-                    if e == EINTR { continue }
-                    fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
-                    return
+        var pending = Array(inputs.indices)
+        for _ in 0..<4 where !pending.isEmpty {
+            var touched: [Int] = []
+            for index in pending {
+                guard let count = drain(index, into: &edges) else { return }
+                if count > 0 { touched.append(index) }
+            }
+            pending = []
+            for index in touched {
+                let value = cgpiod_request_get(inputs[index].request)
+                guard value >= 0 else { continue }  // a failing chip shows up on its next read
+                // New events since the drain: take them first, then read again.
+                guard cgpiod_request_has_events(inputs[index].request) == 0 else { pending.append(index); continue }
+                if let at = edgeLevels.reconcile(line: index, read: value == 1) {
+                    logger.debug("\(inputs[index].role.rawValue): read \(value) after its events; corrected")
+                    edges.append(LineEdge(line: inputs[index].role, isActive: value == 1, at: MonotonicInstant(nanoseconds: at)))
                 }
-                for event in events.prefix(Int(n)) {
-                    if event.lost > 0 {
-                        logger.warning("\(input.location): the kernel dropped \(event.lost) edge(s) (its queue was full); the decoders resynchronise on the next edges")
-                    }
-                    edges.append(LineEdge(line: input.role, isActive: event.rising != 0,
-                                          at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
-                }
-                if n < 16 { break }
             }
         }
-        // Stable: edges of one line keep their kernel order even with equal timestamps.
+        // Stable: edges of one line keep their order even with equal timestamps.
         let ordered = edges.enumerated().sorted { ($0.element.at.nanoseconds, $0.offset) < ($1.element.at.nanoseconds, $1.offset) }
         for (_, edge) in ordered {
             logger.debug("edge \(edge)")
             onEdge(edge)
+        }
+    }
+
+    /// Reads every pending event of input `index` into `edges`; the count, or
+    /// nil when the chip failed (reported).
+    private func drain(_ index: Int, into edges: inout [LineEdge]) -> Int? {
+        let input = inputs[index]
+        var total = 0
+        var events = [cgpiod_event](repeating: cgpiod_event(), count: 16)
+        while true {
+            let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
+            if n < 0 {
+                let e = errno
+                if e == EAGAIN || e == EWOULDBLOCK { return total }
+                if e == EINTR { continue }
+                fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
+                return nil
+            }
+            for event in events.prefix(Int(n)) {
+                if event.lost > 0 {
+                    logger.warning("\(input.location): the kernel dropped \(event.lost) edge(s) (its queue was full); the line is read back")
+                }
+                let level = edgeLevels.event(line: index, at: event.timestamp_ns)
+                edges.append(LineEdge(line: input.role, isActive: level, at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
+            }
+            total += Int(n)
+            if n < 16 { return total }
         }
     }
 
