@@ -55,6 +55,9 @@ public struct SpeakerState: Equatable, Sendable {
     /// Reservations failed in a row (the first is logged as a warning).
     public var reservationFailures = 0
     public var inputs: InputDecoders
+    /// Buttons whose current press was already acted on when it began (`.down`):
+    /// their `.press` at the release is published but not acted on again.
+    public var actedOnDown: Set<TransportButton> = []
     /// What was restored from disk and when the state is next written.
     public var persistence = PersistenceState()
 

@@ -12,47 +12,66 @@
 bench() { echo "HIL BENCH [$V] $*"; }
 mkdir -p /tmp/lsounds
 hil-probe wav /tmp/lsounds/a-high.wav 30000 120 && hil-probe wav /tmp/lsounds/b-low.wav 15000 120
-for LCFG in ${LATENCY_CONFIGS:-latency}; do
-    rm -f /tmp/ev-*
-    if ! start_speaker /hil/$LCFG.json /tmp/speaker-$LCFG.log; then fail "latency ($LCFG): speaker comes online" "not online"; continue; fi
-    settings=$(sed -n 's/.*device "hw:Loopback,0,0": \(.*\)/\1/p' /tmp/speaker-$LCFG.log | head -1)
-    bench "{\"config\":\"$LCFG\",\"audio\":\"$settings\",\"debounceMs\":30,\"tapMs\":100,\"detentStepUs\":3000}"
-    arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw --period-size=96 --buffer-size=4800 2>/tmp/arecord-lat.log \
+# Captures run per block of events (a few seconds each): a first version that
+# kept one arecord for a whole configuration lost the capture after ~45 s.
+cap_start() {
+    arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw --period-size=96 --buffer-size=4800 2>>/tmp/arecord-lat.log \
         | hil-probe capture /tmp/lat.raw /tmp/lat.times &
     CAP=$!
-    sleep 1
+    sleep 0.5
+}
+cap_stop() {  # $@: event kinds measured in this block
+    sleep 0.5
+    kill $(pidof arecord) 2>/dev/null; wait $CAP
+    for kind in "$@"; do
+        [ -s /tmp/ev-$kind ] || continue
+        hil-probe respond /tmp/lat.raw /tmp/lat.times /tmp/ev-$kind "$kind" 2 >> /tmp/resp-$kind.txt
+        rm -f /tmp/ev-$kind
+    done
+}
+for LCFG in ${LATENCY_CONFIGS:-default}; do
+    rm -f /tmp/ev-* /tmp/resp-* /tmp/arecord-lat.log
+    if ! start_speaker /hil/latency-$LCFG.json /tmp/speaker-$LCFG.log; then fail "latency ($LCFG): speaker comes online" "not online"; continue; fi
+    settings=$(sed -n 's/.*device "hw:Loopback,0,0": \(.*\)/\1/p' /tmp/speaker-$LCFG.log | head -1)
+    bench "{\"config\":\"$LCFG\",\"audio\":\"$settings\",\"debounceMs\":30,\"tapMs\":100,\"detentStepUs\":3000}"
     mosquitto_pub $MQ -t "$T/command" -q 1 -m '{"id":"l1","action":"select","soundID":"a-high"}'
     wait_for session '"isPlaying":true' 10 || fail "latency ($LCFG): select a-high plays" "$(retained session)"
     sleep 1
-    i=0
-    while [ $i -lt 20 ]; do
-        hil-probe tap $SIM/sim_gpio17/pull 100 bounce >> /tmp/ev-pause; sleep 1
-        hil-probe tap $SIM/sim_gpio17/pull 100 bounce >> /tmp/ev-play; sleep 1
-        i=$((i + 1))
+    b=0
+    while [ $b -lt 4 ]; do
+        cap_start
+        i=0
+        while [ $i -lt 5 ]; do
+            hil-probe tap $SIM/sim_gpio17/pull 100 bounce >> /tmp/ev-pause; sleep 1
+            hil-probe tap $SIM/sim_gpio17/pull 100 bounce >> /tmp/ev-play; sleep 1
+            i=$((i + 1))
+        done
+        cap_stop pause play
+        cap_start
+        i=0
+        while [ $i -lt 3 ]; do
+            hil-probe tap $SIM/sim_gpio27/pull 100 bounce >> /tmp/ev-next; sleep 0.8
+            hil-probe tap $SIM/sim_gpio22/pull 100 bounce >> /tmp/ev-next; sleep 0.8
+            hil-probe detent $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull -1 3000 bounce >> /tmp/ev-detent; sleep 0.5
+            hil-probe detent $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 1 3000 bounce >> /tmp/ev-detent; sleep 0.5
+            i=$((i + 1))
+        done
+        awk '{ print $2 }' /tmp/ev-detent > /tmp/ev-detentlast
+        cap_stop next detent detentlast
+        b=$((b + 1))
     done
-    i=0
-    while [ $i -lt 10 ]; do
-        hil-probe tap $SIM/sim_gpio27/pull 100 bounce >> /tmp/ev-next; sleep 0.8
-        hil-probe tap $SIM/sim_gpio22/pull 100 bounce >> /tmp/ev-next; sleep 0.8
-        i=$((i + 1))
-    done
-    i=0
-    while [ $i -lt 10 ]; do
-        hil-probe detent $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull -1 3000 bounce >> /tmp/ev-detent; sleep 0.5
-        hil-probe detent $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 1 3000 bounce >> /tmp/ev-detent; sleep 0.5
-        i=$((i + 1))
-    done
-    sleep 0.5
-    kill $(pidof arecord) 2>/dev/null; wait $CAP
+    info "latency ($LCFG): arecord: $(tr '\n' ' ' < /tmp/arecord-lat.log | cut -c1-300)"
     stop_speaker || fail "latency ($LCFG): SIGTERM exits 0" "exit $?"
-    awk '{ print $2 }' /tmp/ev-detent > /tmp/ev-detent-last
-    for kind in pause play next detent detent-last; do
-        hil-probe respond /tmp/lat.raw /tmp/lat.times /tmp/ev-$kind "${kind}_$LCFG" 2 > /tmp/resp-$kind.txt
-        rc=$?
-        grep '^{' /tmp/resp-$kind.txt | while read -r line; do bench "$line"; done
-        n=$(grep -c 'after' /tmp/resp-$kind.txt)
-        [ $rc -eq 0 ] && [ "$n" -ge 20 ] && pass "latency ($LCFG): $kind measured on $n events" \
-            || fail "latency ($LCFG): $kind measured" "$n events; $(grep -v after /tmp/resp-$kind.txt | head -5 | tr '\n' ' ')"
+    for kind in pause play next detent detentlast; do
+        n=$(grep -c ' after ' /tmp/resp-$kind.txt)
+        missed=$(grep -c 'no change' /tmp/resp-$kind.txt)
+        stats=$(sed -n 's/.* after \([0-9.]*\) ms/\1/p' /tmp/resp-$kind.txt | sort -n \
+            | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f %.1f", v[int((NR + 1) / 2)], v[NR] }')
+        [ -n "$stats" ] || stats="null null"
+        bench "{\"metric\":\"response_${kind}_${LCFG}_p50\",\"value\":${stats% *},\"unit\":\"ms\",\"events\":$n,\"missed\":$missed}"
+        bench "{\"metric\":\"response_${kind}_${LCFG}_max\",\"value\":${stats#* },\"unit\":\"ms\",\"events\":$n,\"missed\":$missed}"
+        [ "$n" -ge 20 ] && [ "$missed" -eq 0 ] && pass "latency ($LCFG): $kind measured on $n events" \
+            || fail "latency ($LCFG): $kind measured" "$n events, $missed without a change: $(grep 'no change' /tmp/resp-$kind.txt | head -3 | tr '\n' ' ')"
     done
     grep -E 'underrun' /tmp/speaker-$LCFG.log | tail -1 | while read -r l; do info "latency ($LCFG): $l"; done
 done

@@ -141,7 +141,7 @@ chgrp root /dev/gpiochip*; chmod 600 /dev/gpiochip*
 # --- 3b. audible response, first edge to first changed frame (latency.sh) --------
 # One build measures it (v2, whose buttons also have the kernel's 5 ms debounce):
 # the figures are a benchmark, and two configurations take ~3 min of VM time.
-case "$V" in *v2) LATENCY_CONFIGS="latency latency-small" . /hil/latency.sh ;; esac
+case "$V" in *v2) LATENCY_CONFIGS="default small" . /hil/latency.sh ;; esac
 
 # --- 4. alsa-mixer: the level drives snd-dummy's Master element (mixer.sh) -------
 . /hil/mixer.sh
