@@ -74,7 +74,8 @@ extension MQTTLink {
 
     /// One turn of the network loop, poll(2)-driven: waits up to a second for
     /// the socket (readable, or writable when libmosquitto has output queued)
-    /// or the `wake` eventfd (a publish or `shutdown` from the main thread),
+    /// or the `wake` eventfd (a publish the socket did not take whole, or
+    /// `shutdown`, from the main thread),
     /// then lets libmosquitto read, write and keep the connection alive.
     /// Replaces `mosquitto_loop`, whose select(2) aborts the process on a
     /// descriptor numbered ≥ FD_SETSIZE (1024). Network thread only.
@@ -86,16 +87,21 @@ extension MQTTLink {
                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
         if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
-        if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-            noticeV311Refusal(socket)
-            let rc = mosquitto_loop_read(mosq, 1)
-            if rc != .mosqSuccess { return rc }
+        let readable = fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+        // One turn under `socketAccess`: a loss found here closes the socket
+        // while no publish from the main thread can be writing to it.
+        return socketAccess.withLock { _ in
+            if readable {
+                noticeV311Refusal(socket)
+                let rc = mosquitto_loop_read(mosq, 1)
+                if rc != .mosqSuccess { return rc }
+            }
+            if mosquitto_want_write(mosq) {
+                let rc = mosquitto_loop_write(mosq, 1)
+                if rc != .mosqSuccess { return rc }
+            }
+            return mosquitto_loop_misc(mosq)
         }
-        if mosquitto_want_write(mosq) {
-            let rc = mosquitto_loop_write(mosq, 1)
-            if rc != .mosqSuccess { return rc }
-        }
-        return mosquitto_loop_misc(mosq)
     }
 
     /// A 3.1.1-only broker answers a v5 CONNECT with the 3.1.1 CONNACK
