@@ -248,7 +248,11 @@ public final class MQTTLink: @unchecked Sendable {
             logger.warning("\(tracker.pendingCount) QoS 1 message(s) unacknowledged at shutdown")
         }
         stopRequested.store(true, ordering: .releasing)
-        let rc = socketAccess.withLock { _ in mosquitto_disconnect_v5(mosq, 0, nil) }
+        // Only a connected client is sent DISCONNECT (written at once, not in threaded mode): while
+        // the network thread is inside a connect, libmosquitto's write would wait for it.
+        let rc = socketAccess.withLock { _ in
+            isConnected ? mosquitto_disconnect_v5(mosq, 0, nil) : Int32(MOSQ_ERR_NO_CONN.rawValue)
+        }
         if rc != .mosqSuccess && rc != Int32(MOSQ_ERR_NO_CONN.rawValue) {
             logger.warning("mosquitto_disconnect_v5: \(MQTTError.text(for: rc))")
         }
