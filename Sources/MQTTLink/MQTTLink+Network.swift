@@ -36,12 +36,14 @@ extension MQTTLink {
             fresh = false
             if rc == .mosqSuccess {
                 rc = .mosqSuccess
+                handOverReading(mosq)
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
                 while rc == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
                     rc = serviceOnce(mosq)
                     savedErrno = errno
                 }
+                takeBackReading()
             }
             if stopRequested.load(ordering: .acquiring) { break }
             if established.exchange(false, ordering: .acquiringAndReleasing) {
@@ -80,6 +82,7 @@ extension MQTTLink {
     /// Replaces `mosquitto_loop`, whose select(2) aborts the process on a
     /// descriptor numbered ≥ FD_SETSIZE (1024). Network thread only.
     private func serviceOnce(_ mosq: OpaquePointer) -> Int32 {
+        if let failed = takeReadFailure() { return failed }
         let socket = mosquitto_socket(mosq)
         guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
         let wantsWrite = mosquitto_want_write(mosq)
@@ -87,7 +90,16 @@ extension MQTTLink {
                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
         if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
-        let readable = fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+        var readable = fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+        if readable && mainReads.load(ordering: .acquiring) {
+            // The main thread reads (MQTTLink+MainRead): leave it the input for
+            // `mainReadGraceMs`, and read only what it has not taken by then (a
+            // main loop busy elsewhere, or a caller that does not drain).
+            if waitReadable(wake.fd, milliseconds: Self.mainReadGraceMs) { wake.drain() }
+            var again = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            readable = poll(&again, 1, 0) > 0
+        }
+        if let failed = takeReadFailure() { return failed }
         // One turn under `socketAccess`: a loss found here closes the socket
         // while no publish from the main thread can be writing to it.
         return socketAccess.withLock { _ in
@@ -113,7 +125,7 @@ extension MQTTLink {
     /// other malformed CONNACK stays a `.malformed` problem, so a broken or
     /// hostile broker cannot downgrade the link. Plain TCP only (under TLS the
     /// bytes are ciphertext; there 2.0.11's callback path still works).
-    private func noticeV311Refusal(_ socket: Int32) {
+    func noticeV311Refusal(_ socket: Int32) {
         guard protocolVersion == 5, !isConnected, settings.tls == nil else { return }
         var head: [UInt8] = [0, 0, 0, 0]
         let n = recv(socket, &head, 4, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))

@@ -77,6 +77,15 @@ public final class MQTTLink: @unchecked Sendable {
     /// connect (DNS/TCP/TLS may block): while connecting, `connected` is false
     /// and `publish` returns without touching the client.
     let socketAccess = Mutex<Void>(())
+    /// What the main loop polls: the mailbox and, while connected, the socket.
+    let readiness: ReadinessSet
+    /// True while the main thread reads the socket (`readOnMainThread`);
+    /// changed under `socketAccess`.
+    let mainReads = Atomic<Bool>(false)
+    /// Set by `shutdown`: the main thread no longer reads.
+    let readingStopped = Atomic<Bool>(false)
+    /// A read on the main thread failed: its result and errno, for the network thread.
+    let readFailure = Mutex<(Int32, Int32)?>(nil)
     private(set) var client: OpaquePointer?
     private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
@@ -89,13 +98,14 @@ public final class MQTTLink: @unchecked Sendable {
         self.tracker = try PublishTracker()
         self.wake = try makeEventFD()
         self.finished = try makeEventFD()
+        self.readiness = try ReadinessSet(mailbox: mailbox.fd)
         var random = SystemRandomNumberGenerator()
         self.instanceID = String(random.next() as UInt64, radix: 16)
     }
 
     /// Readable (POLLIN) while events are pending; poll it from the main
     /// loop and call `drainEvents()`. Stays valid for the link's lifetime.
-    public var eventFD: Int32 { mailbox.fd }
+    public var eventFD: Int32 { readiness.fd }
 
     /// Whether the broker has accepted the connection and it has not dropped
     /// since. Any thread.
@@ -117,6 +127,7 @@ public final class MQTTLink: @unchecked Sendable {
     /// Takes every pending event, oldest first. Logs only at debug: the core
     /// decides what to say about `.problem` (`BrokerHealth`). Main thread.
     public func drainEvents() -> [MQTTEvent] {
+        readOnMainThread()
         let events = mailbox.drain()
         for event in events {
             switch event {
@@ -230,6 +241,12 @@ public final class MQTTLink: @unchecked Sendable {
     public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
         guard let mosq = client else { return }
         let deadline = monotonicMilliseconds() + timeoutMs
+        // From here the network thread reads (the PUBACKs waited for below).
+        socketAccess.withLock { _ in
+            readingStopped.store(true, ordering: .releasing)
+            mainReads.store(false, ordering: .releasing)
+        }
+        wake.signal()
         if let finalPublish {
             switch publish(topic: finalPublish.topic, payload: finalPublish.payload, qos: 1, retain: finalPublish.retain) {
             case .queued(let mid):
