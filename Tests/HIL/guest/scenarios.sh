@@ -108,8 +108,10 @@ turn_check 3 3000 bounce
 turn_check -2 3000 bounce
 turn_check 4 3000 bounce
 turn_check 6 500
-turn_check 5 500 bounce
+# From level 0.85: down first, so that no turn is cut short by the 1.0 ceiling.
 turn_check -5 500 bounce
+turn_check 5 500 bounce
+turn_check -8 500 bounce
 turn_check 8 500 bounce
 
 arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw -d 1 /tmp/a2.raw 2>>/tmp/arecord.log
