@@ -37,14 +37,12 @@ extension MQTTLink {
             fresh = false
             if rc == .mosqSuccess {
                 rc = .mosqSuccess
-                handOverReading(mosq)
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
                 while rc == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
                     rc = serviceOnce(mosq)
                     savedErrno = errno
                 }
-                takeBackReading()
             }
             if stopRequested.load(ordering: .acquiring) { break }
             if established.exchange(false, ordering: .acquiringAndReleasing) {
@@ -77,13 +75,11 @@ extension MQTTLink {
 
     /// One turn of the network loop, poll(2)-driven: waits up to a second for
     /// the socket (readable, or writable when libmosquitto has output queued)
-    /// or the `wake` eventfd (a publish the socket did not take whole, or
-    /// `shutdown`, from the main thread),
+    /// or the `wake` eventfd (a publish or `shutdown` from the main thread),
     /// then lets libmosquitto read, write and keep the connection alive.
     /// Replaces `mosquitto_loop`, whose select(2) aborts the process on a
     /// descriptor numbered ≥ FD_SETSIZE (1024). Network thread only.
     private func serviceOnce(_ mosq: OpaquePointer) -> Int32 {
-        if let failed = takeReadFailure() { return failed }
         let socket = mosquitto_socket(mosq)
         guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
         let wantsWrite = mosquitto_want_write(mosq)
@@ -91,30 +87,16 @@ extension MQTTLink {
                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
         if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
-        var readable = fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
-        if readable && mainReads.load(ordering: .acquiring) {
-            // The main thread reads (MQTTLink+MainRead): leave it the input for
-            // `mainReadGraceMs`, and read only what it has not taken by then (a
-            // main loop busy elsewhere, or a caller that does not drain).
-            if waitReadable(wake.fd, milliseconds: Self.mainReadGraceMs) { wake.drain() }
-            var again = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            readable = poll(&again, 1, 0) > 0
+        if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            noticeV311Refusal(socket)
+            let rc = mosquitto_loop_read(mosq, 1)
+            if rc != .mosqSuccess { return rc }
         }
-        if let failed = takeReadFailure() { return failed }
-        // One turn under `socketAccess`: a loss found here closes the socket
-        // while no publish from the main thread can be writing to it.
-        return socketAccess.withLock { _ in
-            if readable {
-                noticeV311Refusal(socket)
-                let rc = mosquitto_loop_read(mosq, 1)
-                if rc != .mosqSuccess { return rc }
-            }
-            if mosquitto_want_write(mosq) {
-                let rc = mosquitto_loop_write(mosq, 1)
-                if rc != .mosqSuccess { return rc }
-            }
-            return mosquitto_loop_misc(mosq)
+        if mosquitto_want_write(mosq) {
+            let rc = mosquitto_loop_write(mosq, 1)
+            if rc != .mosqSuccess { return rc }
         }
+        return mosquitto_loop_misc(mosq)
     }
 
     /// A 3.1.1-only broker answers a v5 CONNECT with the 3.1.1 CONNACK
@@ -126,7 +108,7 @@ extension MQTTLink {
     /// other malformed CONNACK stays a `.malformed` problem, so a broken or
     /// hostile broker cannot downgrade the link. Plain TCP only (under TLS the
     /// bytes are ciphertext; there 2.0.11's callback path still works).
-    func noticeV311Refusal(_ socket: Int32) {
+    private func noticeV311Refusal(_ socket: Int32) {
         guard protocolVersion == 5, !isConnected, settings.tls == nil else { return }
         var head: [UInt8] = [0, 0, 0, 0]
         let n = recv(socket, &head, 4, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))

@@ -11,19 +11,12 @@ import Synchronization
 ///
 /// Threads: `start`, `publish`, `drainEvents` and `shutdown` are called from
 /// the main loop's thread (one thread). The link's own network thread
-/// (`MQTTLink+Network`) connects, reads, keeps the connection alive and waits
-/// out the backoff; libmosquitto runs the callbacks on it, and they only post
-/// events to a mutex-protected queue and write an eventfd (plus
-/// re-subscribing on connect). The main loop polls `eventFD` and calls
-/// `drainEvents()`. `publish` writes the packet to the socket itself
-/// (non-blocking; what the socket does not take, the network thread writes
-/// when woken): handing every publication to the network thread cost a thread
-/// wake-up on each command's path (issue 13). libmosquitto is therefore not
-/// in "threaded" mode (which would only queue); instead `socketAccess`
-/// serialises every libmosquitto call that touches the socket — the network
-/// thread's read/write/keepalive turns and the main thread's publishes — so a
-/// publish can never write to a socket being closed (and its descriptor
-/// reused) by a loss the network thread is handling.
+/// (`MQTTLink+Network`) connects, runs `mosquitto_loop` and waits out the
+/// backoff; libmosquitto runs the callbacks on it, and they only post events
+/// to a mutex-protected queue and write an eventfd (plus re-subscribing on
+/// connect). The main loop polls `eventFD` and calls `drainEvents()`; it never
+/// waits on the network (libmosquitto is in threaded mode, so `publish` only
+/// queues).
 ///
 /// Lifetime: `start()` retains the link (libmosquitto holds it as userdata)
 /// until `shutdown()`, so a started link must be shut down to be freed. If
@@ -72,20 +65,6 @@ public final class MQTTLink: @unchecked Sendable {
     /// `publisher` on every publication, so the speaker can tell its own
     /// retained messages from another client's that uses the same client id.
     public let instanceID: String
-    /// Held around every libmosquitto call that may read, write or close the
-    /// socket once connected (see the type's comment). Never held across a
-    /// connect (DNS/TCP/TLS may block): while connecting, `connected` is false
-    /// and `publish` returns without touching the client.
-    let socketAccess = Mutex<Void>(())
-    /// What the main loop polls: the mailbox and, while connected, the socket.
-    let readiness: ReadinessSet
-    /// True while the main thread reads the socket (`readOnMainThread`);
-    /// changed under `socketAccess`.
-    let mainReads = Atomic<Bool>(false)
-    /// Set by `shutdown`: the main thread no longer reads.
-    let readingStopped = Atomic<Bool>(false)
-    /// A read on the main thread failed: its result and errno, for the network thread.
-    let readFailure = Mutex<(Int32, Int32)?>(nil)
     private(set) var client: OpaquePointer?
     private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
@@ -98,14 +77,13 @@ public final class MQTTLink: @unchecked Sendable {
         self.tracker = try PublishTracker()
         self.wake = try makeEventFD()
         self.finished = try makeEventFD()
-        self.readiness = try ReadinessSet(mailbox: mailbox.fd)
         var random = SystemRandomNumberGenerator()
         self.instanceID = String(random.next() as UInt64, radix: 16)
     }
 
     /// Readable (POLLIN) while events are pending; poll it from the main
     /// loop and call `drainEvents()`. Stays valid for the link's lifetime.
-    public var eventFD: Int32 { readiness.fd }
+    public var eventFD: Int32 { mailbox.fd }
 
     /// Whether the broker has accepted the connection and it has not dropped
     /// since. Any thread.
@@ -127,7 +105,6 @@ public final class MQTTLink: @unchecked Sendable {
     /// Takes every pending event, oldest first. Logs only at debug: the core
     /// decides what to say about `.problem` (`BrokerHealth`). Main thread.
     public func drainEvents() -> [MQTTEvent] {
-        readOnMainThread()
         let events = mailbox.drain()
         for event in events {
             switch event {
@@ -208,20 +185,14 @@ public final class MQTTLink: @unchecked Sendable {
             }
         }
         var mid: Int32 = 0
-        let rc = socketAccess.withLock { _ in
-            // Checked again under the lock: a loss handled meanwhile has closed the socket.
-            guard isConnected else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
-            // Not in threaded mode: libmosquitto writes the packet now, on this thread.
-            return payload.withUnsafeBytes { bytes in
-                mosquitto_publish_v5(mosq, &mid, topic, Int32(bytes.count), bytes.baseAddress,
-                                     Int32(qos), retain, properties)
-            }
+        let rc = payload.withUnsafeBytes { bytes in
+            mosquitto_publish_v5(mosq, &mid, topic, Int32(bytes.count), bytes.baseAddress,
+                                 Int32(qos), retain, properties)
         }
         switch rc {
         case .mosqSuccess:
             tracker.published(messageID: mid, qos: qos)
-            // The socket did not take it all (or a callback was running): the network thread writes the rest.
-            if mosquitto_want_write(mosq) { wake.signal() }
+            wake.signal() // the network thread polls; this makes it write now
             return .queued(messageID: mid)
         case Int32(MOSQ_ERR_NO_CONN.rawValue):
             return .notConnected
@@ -241,12 +212,6 @@ public final class MQTTLink: @unchecked Sendable {
     public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
         guard let mosq = client else { return }
         let deadline = monotonicMilliseconds() + timeoutMs
-        // From here the network thread reads (the PUBACKs waited for below).
-        socketAccess.withLock { _ in
-            readingStopped.store(true, ordering: .releasing)
-            mainReads.store(false, ordering: .releasing)
-        }
-        wake.signal()
         if let finalPublish {
             switch publish(topic: finalPublish.topic, payload: finalPublish.payload, qos: 1, retain: finalPublish.retain) {
             case .queued(let mid):
@@ -265,11 +230,7 @@ public final class MQTTLink: @unchecked Sendable {
             logger.warning("\(tracker.pendingCount) QoS 1 message(s) unacknowledged at shutdown")
         }
         stopRequested.store(true, ordering: .releasing)
-        // Only a connected client is sent DISCONNECT (written at once, not in threaded mode): while
-        // the network thread is inside a connect, libmosquitto's write would wait for it.
-        let rc = socketAccess.withLock { _ in
-            isConnected ? mosquitto_disconnect_v5(mosq, 0, nil) : Int32(MOSQ_ERR_NO_CONN.rawValue)
-        }
+        let rc = mosquitto_disconnect_v5(mosq, 0, nil)
         if rc != .mosqSuccess && rc != Int32(MOSQ_ERR_NO_CONN.rawValue) {
             logger.warning("mosquitto_disconnect_v5: \(MQTTError.text(for: rc))")
         }
@@ -308,8 +269,7 @@ public final class MQTTLink: @unchecked Sendable {
         try check("mosquitto_int_option(PROTOCOL_VERSION)",
                   mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5))
         try check("mosquitto_int_option(TCP_NODELAY)", mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1))
-        // Not threaded: a publish writes at once (see `socketAccess` for how threads are kept apart).
-        try check("mosquitto_threaded_set", mosquitto_threaded_set(mosq, false))
+        try check("mosquitto_threaded_set", mosquitto_threaded_set(mosq, true))
         if let username = settings.username {
             try check("mosquitto_username_pw_set", mosquitto_username_pw_set(mosq, username, settings.password))
         }
