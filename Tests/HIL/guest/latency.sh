@@ -14,15 +14,20 @@ mkdir -p /tmp/lsounds
 hil-probe wav /tmp/lsounds/a-high.wav 30000 120 && hil-probe wav /tmp/lsounds/b-low.wav 15000 120
 # Captures run per block of events (a few seconds each): a first version that
 # kept one arecord for a whole configuration lost the capture after ~45 s.
+# arecord sometimes ends with "read error: Input/output error" when the speaker's
+# playback stops or starts (snd-aloop): it is restarted at once, into the same pipe;
+# a gap in the frames is harmless, every frame is dated by the reads that carried it.
 cap_start() {
-    arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw --period-size=96 --buffer-size=4800 2>>/tmp/arecord-lat.log \
-        | hil-probe capture /tmp/lat.raw /tmp/lat.times &
+    sh -c 'echo $$ > /tmp/caploop.pid
+           while :; do arecord -q -D hw:Loopback,1,0 -f S16_LE -r 48000 -c 2 -t raw --period-size=96 --buffer-size=4800; done' \
+        2>>/tmp/arecord-lat.log | hil-probe capture /tmp/lat.raw /tmp/lat.times &
     CAP=$!
     sleep 0.5
 }
 cap_stop() {  # $@: event kinds measured in this block
     sleep 0.5
-    kill $(pidof arecord) 2>/dev/null; wait $CAP
+    kill "$(cat /tmp/caploop.pid)" 2>/dev/null; kill $(pidof arecord) 2>/dev/null; wait $CAP
+    while pidof arecord > /dev/null; do sleep 0.1; done
     for kind in "$@"; do
         [ -s /tmp/ev-$kind ] || continue
         hil-probe respond /tmp/lat.raw /tmp/lat.times /tmp/ev-$kind "$kind" 2 >> /tmp/resp-$kind.txt
