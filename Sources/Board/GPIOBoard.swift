@@ -47,8 +47,6 @@ public final class GPIOBoard: AmpStepLines {
     /// lines' separate queues merge in order (``EdgeReorder``).
     private var reorder = EdgeReorder(windowNs: GPIOBoard.reorderWindowNs)
     private var reorderTimer: EventLoop.TimerID?
-    /// Each input's level as last reported or read back (index as `inputs`).
-    private var lastLevels: [Bool] = []
     /// 3 ms: more than the spread between two lines' kernel queues seen in
     /// the HIL VM under load, well inside the knob's 30 ms response budget.
     public static let reorderWindowNs: UInt64 = 3_000_000
@@ -95,7 +93,6 @@ public final class GPIOBoard: AmpStepLines {
             releaseAll()
             throw error
         }
-        lastLevels = inputs.map { cgpiod_request_get($0.request) == 1 }
         for index in inputs.indices {
             let fd = cgpiod_request_fd(inputs[index].request)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -129,8 +126,7 @@ public final class GPIOBoard: AmpStepLines {
         guard !failed else { return }
         var edges: [LineEdge] = []
         var events = [cgpiod_event](repeating: cgpiod_event(), count: 16)
-        for (index, input) in inputs.enumerated() {
-            var read = 0
+        for input in inputs {
             while true {
                 let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
                 if n < 0 {
@@ -146,19 +142,8 @@ public final class GPIOBoard: AmpStepLines {
                     }
                     edges.append(LineEdge(line: input.role, isActive: event.rising != 0,
                                           at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
-                    lastLevels[index] = event.rising != 0
                 }
-                read += Int(n)
                 if n < 16 { break }
-            }
-            // The v1 kernel queue holds 16 events and drops the rest unseen (no
-            // sequence numbers): a line whose read-back differs from its last
-            // event lost its final edge, which is added, dated now. An edge whose
-            // event is merely late then reports the same level: no change.
-            if read > 0, case let value = cgpiod_request_get(input.request), value >= 0, (value == 1) != lastLevels[index] {
-                lastLevels[index] = value == 1
-                logger.debug("\(input.role.rawValue): read back \(value) after its events; its last edge was lost")
-                edges.append(LineEdge(line: input.role, isActive: value == 1, at: MonotonicInstant(nanoseconds: MonotonicClock.now())))
             }
         }
         reorder.add(edges)

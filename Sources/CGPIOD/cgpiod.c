@@ -107,8 +107,6 @@ int cgpiod_request_read(cgpiod_request *r, cgpiod_event *out, int max) {
 
 int cgpiod_request_set(cgpiod_request *r, int value) { return gpiod_line_set_value(r->line, value ? 1 : 0); }
 
-int cgpiod_request_get(cgpiod_request *r) { return gpiod_line_get_value(r->line); }
-
 void cgpiod_request_release(cgpiod_request *r) {
     if (!r) return;
     gpiod_line_release(r->line);
@@ -234,11 +232,6 @@ int cgpiod_request_read(cgpiod_request *r, cgpiod_event *out, int max) {
         r->last_seqno = seqno;
     }
     return n;
-}
-
-int cgpiod_request_get(cgpiod_request *r) {
-    enum gpiod_line_value v = gpiod_line_request_get_value(r->request, r->offset);
-    return v == GPIOD_LINE_VALUE_ERROR ? -1 : v == GPIOD_LINE_VALUE_ACTIVE;
 }
 
 int cgpiod_request_set(cgpiod_request *r, int value) {

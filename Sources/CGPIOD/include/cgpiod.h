@@ -84,9 +84,6 @@ int cgpiod_request_fd(cgpiod_request *request);
 /// Reads up to `max` pending edge events (blocks if none are pending; call
 /// when the fd is readable); returns how many were read.
 int cgpiod_request_read(cgpiod_request *request, cgpiod_event *out, int max);
-/// Reads the line's current logical value (0 or 1, active-low applied); -1 on error.
-/// Works on an input requested with edge events, under both APIs.
-int cgpiod_request_get(cgpiod_request *request);
 /// Sets an output line's logical value (0 or 1).
 int cgpiod_request_set(cgpiod_request *request, int value);
 /// Releases the line (and, for v1, closes its chip). NULL is ignored.
