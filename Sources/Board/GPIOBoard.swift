@@ -12,7 +12,8 @@ import SpeakerSystem
 /// (v2) — a short kernel debounce on the buttons; the core's software
 /// debounce and quadrature decoder always run on top. Each input's event fd
 /// sits in the main ``EventLoop`` (no polling, no thread per pin): readable →
-/// read the pending events → one ``LineEdge`` each to `onEdge`.
+/// read the pending events → one ``LineEdge`` each to `onEdge`, in kernel
+/// timestamp order across lines, 3 ms after the edge (``EdgeReorder``).
 /// In `gpio-step` volume mode it also holds the amp's UP/DOWN lines as
 /// outputs (``AmpStepLines``). A chip that goes away while running (read
 /// error, hang-up, or its `/dev` node deleted) is reported once to
@@ -42,6 +43,13 @@ public final class GPIOBoard: AmpStepLines {
     private var outputs: [Bool: Output] = [:]  // true = UP
     private var devWatch: (watch: DirectoryDeletionWatch, registration: EventLoop.Registration)?
     private var failed = false
+    /// Edges wait `reorderWindowNs` after their kernel timestamp, so that the
+    /// lines' separate queues merge in order (``EdgeReorder``).
+    private var reorder = EdgeReorder(windowNs: GPIOBoard.reorderWindowNs)
+    private var reorderTimer: EventLoop.TimerID?
+    /// 3 ms: more than the spread between two lines' kernel queues seen in
+    /// the HIL VM under load, well inside the knob's 30 ms response budget.
+    public static let reorderWindowNs: UInt64 = 3_000_000
 
     /// Finds and requests every configured line; throws ``GPIOError`` (unknown
     /// line → exit 1; permission, busy line, … → exit 2). Logs the resolved
@@ -143,11 +151,24 @@ public final class GPIOBoard: AmpStepLines {
                 if n < 16 { break }
             }
         }
-        // Stable: edges of one line keep their kernel order even with equal timestamps.
-        let ordered = edges.enumerated().sorted { ($0.element.at.nanoseconds, $0.offset) < ($1.element.at.nanoseconds, $1.offset) }
-        for (_, edge) in ordered {
+        reorder.add(edges)
+        deliverDueEdges()
+    }
+
+    /// Delivers the edges whose reorder window has passed (``EdgeReorder``)
+    /// and arms a timer for the next one.
+    private func deliverDueEdges() {
+        if let timer = reorderTimer { loop.cancel(timer) }
+        reorderTimer = nil
+        for edge in reorder.release(now: MonotonicClock.now()) {
             logger.debug("edge \(edge)")
             onEdge(edge)
+        }
+        if let due = reorder.nextRelease {
+            reorderTimer = loop.schedule(at: due) { [unowned self] in
+                self.reorderTimer = nil
+                self.deliverDueEdges()
+            }
         }
     }
 
@@ -230,6 +251,8 @@ public final class GPIOBoard: AmpStepLines {
     }
 
     private func releaseAll() {
+        if let timer = reorderTimer { loop.cancel(timer) }
+        reorderTimer = nil
         for input in inputs {
             if let r = input.registration { loop.remove(r) }
             cgpiod_request_release(input.request)

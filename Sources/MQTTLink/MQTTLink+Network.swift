@@ -30,6 +30,7 @@ extension MQTTLink {
         var fresh = true
         while !stopRequested.load(ordering: .acquiring) {
             libraryError.withLock { $0 = nil }
+            mosquitto_log_callback_set(mosq, linkOnLog)  // removed again by on_connect
             lastRefusal.store(0, ordering: .releasing)
             var rc = fresh ? connectFresh(mosq) : mosquitto_reconnect(mosq)
             var savedErrno = errno

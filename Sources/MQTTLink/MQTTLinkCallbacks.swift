@@ -35,6 +35,10 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
     for topic in link.settings.subscriptions {
         mosquitto_subscribe_v5(mosq, nil, topic, 1, 0, nil)
     }
+    // Connected: stop libmosquitto's logging, which formats a line (malloc +
+    // vsnprintf) for every packet sent or received even though only errors
+    // during an attempt are kept. The network thread sets it again before the next attempt.
+    mosquitto_log_callback_set(mosq, nil)
     link.connected.store(true, ordering: .releasing)
     link.established.store(true, ordering: .releasing)
     link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))

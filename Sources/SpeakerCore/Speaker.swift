@@ -127,26 +127,57 @@ public struct Speaker: Sendable {
     }
 
     /// Acts on a decoded physical input: publishes it on `event`, then applies
-    /// the default action (hardware.md, "Inputs").
+    /// the default action (hardware.md, "Inputs"). A press is acted on when it
+    /// begins (`.down`) wherever nothing a later gesture could mean conflicts
+    /// (``actsOnDown(_:)``); its release then only publishes `press`.
     mutating func handleInput(_ event: InputEvent, at now: MonotonicInstant) {
         switch event {
+        case let .button(button, .down):
+            guard actsOnDown(button) else {
+                state.actedOnDown.remove(button)
+                return
+            }
+            state.actedOnDown.insert(button)
+            apply(button: button, gesture: .press, at: now)
         case let .button(button, gesture):
             publishEvent(.button(name: button.rawValue, gesture: gesture.rawValue))
-            let command: Command?
-            switch (button, gesture) {
-            case (.playPause, .press), (.encoderSwitch, .press): command = .toggle
-            case (.playPause, .long): command = .stop
-            case (.next, .press): command = .next
-            case (.previous, .press): command = .previous
-            default: command = nil
-            }
-            guard let command else { return }
-            if case .rejected(let code, let message) = apply(command, origin: nil, at: now) {
-                effects.append(.log(.notice, "\(button.rawValue) \(gesture.rawValue) ignored (\(code.rawValue)): \(message)"))
-            }
+            let acted = state.actedOnDown.remove(button) != nil
+            if gesture == .press && acted { return }
+            apply(button: button, gesture: gesture, at: now)
         case let .knob(detents, steps):
             publishEvent(.knob(delta: detents))
             _ = stepVolume(by: steps)
+        }
+    }
+
+    /// Whether a press that has just begun may act now rather than at its
+    /// release. Not with double press enabled (the press may be half of a
+    /// double). play/pause: only to pause — if the hold becomes a long press
+    /// (stop), the fade-out already under way is what stop sounds like; a
+    /// paused speaker waits for the release, since starting playback that a
+    /// long press would stop again would be heard. next, previous and the
+    /// encoder switch mean nothing else when held, so they act at once.
+    private func actsOnDown(_ button: TransportButton) -> Bool {
+        guard config.inputs.doublePressMs == 0 else { return false }
+        switch button {
+        case .playPause: return state.session.intendsPlayback
+        case .next, .previous, .encoderSwitch: return true
+        }
+    }
+
+    /// Applies the default action of `gesture` on `button`, if it has one.
+    private mutating func apply(button: TransportButton, gesture: ButtonGesture, at now: MonotonicInstant) {
+        let command: Command?
+        switch (button, gesture) {
+        case (.playPause, .press), (.encoderSwitch, .press): command = .toggle
+        case (.playPause, .long): command = .stop
+        case (.next, .press): command = .next
+        case (.previous, .press): command = .previous
+        default: command = nil
+        }
+        guard let command else { return }
+        if case .rejected(let code, let message) = apply(command, origin: nil, at: now) {
+            effects.append(.log(.notice, "\(button.rawValue) \(gesture.rawValue) ignored (\(code.rawValue)): \(message)"))
         }
     }
 

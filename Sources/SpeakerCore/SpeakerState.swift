@@ -81,6 +81,9 @@ public struct SpeakerState: Equatable, Sendable {
     /// When the Home Assistant discovery config is re-sent after Home
     /// Assistant's `online`, or nil when no re-send is due.
     public var homeAssistantResendAt: MonotonicInstant?
+    /// Buttons whose current press was already acted on when it began (`.down`):
+    /// their `.press` at the release is published but not acted on again.
+    public var actedOnDown: Set<TransportButton> = []
     /// What was restored from disk and when the state is next written.
     public var persistence = PersistenceState()
 

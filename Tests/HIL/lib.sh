@@ -80,7 +80,7 @@ hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
   printf 'root:x:0:\naudio:x:29:\nmosquitto:x:101:\ngpio:x:997:\nspeaker:x:1000:\nnogroup:x:65534:\n' > "$stage/etc/group"
   printf '127.0.0.1 localhost\n' > "$stage/etc/hosts"
   install -m 755 "$here/guest/init" "$stage/init"
-  install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/as-speaker" "$stage/hil/"
+  install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/latency.sh" "$here/guest/as-speaker" "$stage/hil/"
   install -m 644 "$here"/guest/*.json "$stage/hil/"
   echo "$label" > "$stage/hil/variant"
   (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs-$label.cpio.gz" || return 1
@@ -105,7 +105,7 @@ hil_boot() {  # label, seconds, qemu command...
   timeout "$seconds" "$@" > "$log" 2>&1 < /dev/null
   qrc=$?
   set -e
-  tr -d '\r' < "$log" | grep -E '^HIL (PASS|FAIL|INFO|BOOTED)' || true
+  tr -d '\r' < "$log" | grep -E '^HIL (PASS|FAIL|INFO|BENCH|BOOTED)' || true
   result="$(tr -d '\r' < "$log" | sed -n "s/^HIL RESULT \[$label\] \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p" | tail -1)"
   if [ -z "$result" ]; then
     hil_host_fail "$label" vm "no result from the VM (qemu exit $qrc, timeout ${seconds} s); last console lines:"

@@ -13,6 +13,18 @@
 //                                                  gap_min_us=N gap_max_us=N" per pulse (bounds
 //                                                  from the samples around each edge)
 //   hil-probe rms FILE                             RMS of an S16_LE file, in 1/32768 units
+//   hil-probe tap PULL MS [bounce]                 like press; prints the first edge's CLOCK_MONOTONIC µs
+//   hil-probe detent PULL_A PULL_B DIR STEP_US [bounce]
+//                                                  one detent (DIR +1/-1); prints "FIRST_US LAST_US":
+//                                                  the first edge and the edge that completes the cycle
+//   hil-probe wav FILE VALUE SECONDS               a 48 kHz stereo S16 WAV holding the constant VALUE
+//   hil-probe capture RAW TIMES                    copies S16_LE stereo from stdin to RAW; per read, a
+//                                                  line "ARRIVAL_US END_FRAME" to TIMES (common clock)
+//   hil-probe respond RAW TIMES EVENTS NAME THRESHOLD
+//                                                  per event time (µs, first column of EVENTS), the first
+//                                                  captured frame after it that differs by > THRESHOLD
+//                                                  from the frame at the event; prints the latencies and
+//                                                  a JSON line with p50/max (see respond() below)
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <math.h>
@@ -64,7 +76,139 @@ static int read_value(int fd) {
     return c == '1';
 }
 
+/* Frame i was played (reached the loopback capture) no later than the arrival of
+ * any read that carried it, minus the frames that followed it in that read: the
+ * tightest such bound, from a backward pass over the reads. */
+static double *frame_times(const char *times_path, size_t frames) {
+    FILE *f = fopen(times_path, "r");
+    if (!f) { perror(times_path); exit(2); }
+    double *t = malloc(frames * sizeof *t);
+    size_t cap = 1024, n = 0;
+    unsigned long long *arr = malloc(cap * sizeof *arr), *end = malloc(cap * sizeof *end);
+    unsigned long long a, e;
+    while (fscanf(f, "%llu %llu", &a, &e) == 2) {
+        if (n == cap) { cap *= 2; arr = realloc(arr, cap * sizeof *arr); end = realloc(end, cap * sizeof *end); }
+        arr[n] = a; end[n] = e; n++;
+    }
+    fclose(f);
+    size_t c = n;
+    for (size_t i = frames; i-- > 0;) {
+        /* A bound for frame i+1 bounds frame i one frame earlier. */
+        double best = i + 1 < frames ? t[i + 1] - 1e6 / 48000.0 : 1e300;
+        while (c > 0 && end[c - 1] > i) {
+            c--;
+            double bound = (double)arr[c] - (double)(end[c] - 1 - i) * 1e6 / 48000.0;
+            if (bound < best) best = bound;
+        }
+        t[i] = best;
+    }
+    free(arr); free(end);
+    return t;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* For each event time: the frame at the event is the reference (the last frame
+ * played before it); the response is the first later frame whose left sample
+ * differs from it by more than THRESHOLD. Prints each latency and a JSON line. */
+static int respond(const char *raw, const char *times, const char *events, const char *name, int threshold) {
+    FILE *f = fopen(raw, "rb");
+    if (!f) { perror(raw); return 2; }
+    fseek(f, 0, SEEK_END);
+    size_t frames = (size_t)ftell(f) / 4;
+    fseek(f, 0, SEEK_SET);
+    int16_t *s = malloc(frames * 4 + 4);
+    if (fread(s, 4, frames, f) != frames) { perror("read"); return 2; }
+    fclose(f);
+    double *t = frame_times(times, frames);
+    FILE *ev = fopen(events, "r");
+    if (!ev) { perror(events); return 2; }
+    double lat[1024];
+    int n = 0, missed = 0;
+    char line[256];
+    while (fgets(line, sizeof line, ev) && n < 1024) {
+        double te = atof(line);
+        if (te <= 0) continue;
+        size_t i0 = 0;
+        while (i0 + 1 < frames && t[i0 + 1] <= te) i0++;
+        int ref = s[2 * i0];
+        size_t j = i0 + 1;
+        while (j < frames && abs(s[2 * j] - ref) <= threshold) j++;
+        if (j >= frames || t[j] - te > 5e6) { missed++; printf("%s event at %.0f: no change\n", name, te); continue; }
+        lat[n] = (t[j] - te) / 1000.0;
+        printf("%s event at %.0f: ref %d -> %d after %.2f ms\n", name, te, ref, s[2 * j], lat[n]);
+        n++;
+    }
+    fclose(ev);
+    if (n == 0) { printf("{\"metric\":\"%s\",\"events\":0,\"missed\":%d}\n", name, missed); return 1; }
+    qsort(lat, (size_t)n, sizeof lat[0], cmp_double);
+    printf("{\"metric\":\"%s_p50\",\"value\":%.1f,\"unit\":\"ms\",\"events\":%d,\"missed\":%d}\n", name, lat[(n - 1) / 2], n, missed);
+    printf("{\"metric\":\"%s_max\",\"value\":%.1f,\"unit\":\"ms\",\"events\":%d,\"missed\":%d}\n", name, lat[n - 1], n, missed);
+    return missed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 4 && !strcmp(argv[1], "tap")) {
+        int fd = open_or_die(argv[2], O_WRONLY);
+        int bounce = argc > 4;
+        uint64_t t = now_us();
+        change(fd, 1, bounce);
+        sleep_until(t + (uint64_t)atoi(argv[3]) * 1000u);
+        change(fd, 0, bounce);
+        printf("%llu\n", (unsigned long long)t);
+        return 0;
+    }
+    if (argc >= 6 && !strcmp(argv[1], "detent")) {
+        int a = open_or_die(argv[2], O_WRONLY), b = open_or_die(argv[3], O_WRONLY);
+        int dir = atoi(argv[4]), step = atoi(argv[5]), bounce = argc > 6;
+        int lead = dir > 0 ? a : b, lag = dir > 0 ? b : a;
+        int fds[4] = { lead, lag, lead, lag }, levels[4] = { 1, 1, 0, 0 };
+        uint64_t first = now_us(), t = first, last = first;
+        for (int k = 0; k < 4; k++) {
+            last = now_us();
+            change(fds[k], levels[k], bounce);
+            t += (uint64_t)step;
+            if (k < 3) sleep_until(t);
+        }
+        printf("%llu %llu\n", (unsigned long long)first, (unsigned long long)last);
+        return 0;
+    }
+    if (argc >= 5 && !strcmp(argv[1], "wav")) {
+        FILE *f = fopen(argv[2], "wb");
+        if (!f) { perror(argv[2]); return 2; }
+        int16_t v = (int16_t)atoi(argv[3]);
+        uint32_t frames = (uint32_t)atoi(argv[4]) * 48000u, data = frames * 4u, rate = 48000, bytes = 48000 * 4;
+        uint32_t riff = 36 + data, fmt_len = 16;
+        uint16_t pcm = 1, ch = 2, align = 4, bits = 16;
+        fwrite("RIFF", 1, 4, f); fwrite(&riff, 4, 1, f); fwrite("WAVEfmt ", 1, 8, f);
+        fwrite(&fmt_len, 4, 1, f); fwrite(&pcm, 2, 1, f); fwrite(&ch, 2, 1, f); fwrite(&rate, 4, 1, f);
+        fwrite(&bytes, 4, 1, f); fwrite(&align, 2, 1, f); fwrite(&bits, 2, 1, f);
+        fwrite("data", 1, 4, f); fwrite(&data, 4, 1, f);
+        int16_t chunk[2 * 4800];
+        for (int i = 0; i < 2 * 4800; i++) chunk[i] = v;
+        for (uint32_t done = 0; done < frames; done += 4800) fwrite(chunk, 4, 4800, f);
+        return fclose(f) ? 2 : 0;
+    }
+    if (argc >= 4 && !strcmp(argv[1], "capture")) {
+        int raw = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644), times = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (raw < 0 || times < 0) { perror("capture"); return 2; }
+        static char buf[65536];
+        unsigned long long bytes = 0;
+        ssize_t n;
+        while ((n = read(0, buf, sizeof buf)) > 0) {
+            uint64_t arrival = now_us();
+            if (write(raw, buf, (size_t)n) != n) { perror("capture write"); return 2; }
+            bytes += (unsigned long long)n;
+            char line[64];
+            int len = snprintf(line, sizeof line, "%llu %llu\n", (unsigned long long)arrival, bytes / 4);
+            if (write(times, line, (size_t)len) != len) { perror("capture times"); return 2; }
+        }
+        return 0;
+    }
+    if (argc >= 7 && !strcmp(argv[1], "respond")) return respond(argv[2], argv[3], argv[4], argv[5], atoi(argv[6]));
     if (argc >= 4 && !strcmp(argv[1], "press")) {
         int fd = open_or_die(argv[2], O_WRONLY);
         int bounce = argc > 4;

@@ -133,17 +133,73 @@ import SpeakerProtocol
         #expect(done.lastPublished("session")?["ended"] == .bool(true))
     }
 
-    @Test func nextPreviousAndTheEncoderSwitchDoTheirDefaults() {
+    /// next, previous and the encoder switch act 5 ms after a press's first
+    /// edge (the line still active: not a spike); the release only publishes
+    /// `press`, as before, and does not act again.
+    @Test func nextPreviousAndTheEncoderSwitchDoTheirDefaultsWhenPressed() {
         var h = Harness()
         h.send(.start(at: h.now))
-        h.edge(.next, true); h.edge(.next, false, afterMs: 50)
-        #expect(h.advance(ms: 30).audioRequests == [.play(soundID: "pink", fadeMs: 400, ticket: 1)])
+        h.edge(.next, true)
+        #expect(h.advance(ms: 4).audioRequests.isEmpty)
+        let early = h.advance(ms: 1)
+        #expect(early.audioRequests == [.play(soundID: "pink", fadeMs: 400, ticket: 1)])
+        #expect(early.published("event").isEmpty, "the gesture is published at its release")
+        h.edge(.next, false, afterMs: 45)
+        let released = h.advance(ms: 30)
+        #expect(released.audioRequests.isEmpty)
+        #expect(released.published("event").first?["gesture"] == .string("press"))
         h.send(.engine(.playing(ticket: 1), at: h.now))
-        h.edge(.previous, true); h.edge(.previous, false, afterMs: 50)
-        #expect(h.advance(ms: 30).audioRequests == [.switchTo(soundID: "white", crossfadeMs: 1500, ticket: 2)])
+        h.edge(.previous, true)
+        #expect(h.advance(ms: 5).audioRequests == [.switchTo(soundID: "white", crossfadeMs: 1500, ticket: 2)])
+        h.edge(.previous, false, afterMs: 45); h.advance(ms: 30)
         h.send(.engine(.playing(ticket: 2), at: h.now))
-        h.edge(.encoderSwitch, true); h.edge(.encoderSwitch, false, afterMs: 50)
-        #expect(h.advance(ms: 30).audioRequests == [.pause(fadeMs: 400, ticket: 3)])
+        h.edge(.encoderSwitch, true)
+        #expect(h.advance(ms: 5).audioRequests == [.pause(fadeMs: 400, ticket: 3)])
+        h.edge(.encoderSwitch, false, afterMs: 45)
+        #expect(h.advance(ms: 30).audioRequests.isEmpty)
+    }
+
+    /// Contact bounce on the first edges does not delay the early action; a
+    /// spike shorter than 5 ms does nothing at all.
+    @Test func bounceStillActsEarlyAndASpikeDoesNothing() {
+        var h = Harness()
+        h.send(.start(at: h.now))
+        h.edge(.next, true); h.edge(.next, false); h.edge(.next, true)
+        #expect(h.advance(ms: 5).audioRequests.count == 1)
+        h.edge(.next, false, afterMs: 60); h.advance(ms: 100)
+        h.edge(.next, true); h.edge(.next, false, afterMs: 2)
+        #expect(h.advance(ms: 200).audioRequests.isEmpty)
+    }
+
+    /// play/pause pauses when pressed (a long press then stops: the same
+    /// fade-out), but starts playback only at the release: a long press means
+    /// stop, and playback it would stop again would be heard.
+    @Test func playPauseActsWhenPressedOnlyToPause() {
+        var h = Harness()
+        h.send(.start(at: h.now))
+        h.edge(.playPause, true)
+        #expect(h.advance(ms: 5).audioRequests.isEmpty, "paused: waits for the release")
+        h.edge(.playPause, false, afterMs: 45)
+        let played = h.advance(ms: 30)
+        #expect(played.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)])
+        h.engineDoes(played)
+        h.edge(.playPause, true, afterMs: 500)
+        #expect(h.advance(ms: 5).audioRequests == [.pause(fadeMs: 400, ticket: 2)])
+        h.edge(.playPause, false, afterMs: 45)
+        let released = h.advance(ms: 30)
+        #expect(released.audioRequests.isEmpty, "the release does not toggle back")
+        #expect(released.published("event").first?["gesture"] == .string("press"))
+    }
+
+    /// With double press enabled, nothing acts before the gesture is known.
+    @Test func doublePressEnabledWaitsForTheGesture() {
+        var h = Harness { $0.inputs.doublePressMs = 300 }
+        h.send(.start(at: h.now))
+        h.edge(.next, true)
+        #expect(h.advance(ms: 5).audioRequests.isEmpty)
+        h.edge(.next, false, afterMs: 45)
+        #expect(h.advance(ms: 30).audioRequests.isEmpty)
+        #expect(h.advance(ms: 300).audioRequests == [.play(soundID: "pink", fadeMs: 400, ticket: 1)])
     }
 
     @Test func turningTheKnobMovesTheLevelByOneStepPerDetent() {
@@ -168,5 +224,46 @@ import SpeakerProtocol
             for e in QuadratureDecoderTests.cycle(clockwise: false) { fx += h.edge(e.phaseA ? .encoderA : .encoderB, e.level, afterMs: 2) }
         }
         #expect(fx.audioRequests == [.setLevel(0.35), .setLevel(0.15), .setLevel(0)])
+    }
+}
+
+/// `.down` from the button decoder (`reportsDown`): once per press, early when
+/// the line is still active `confirmNs` after the first edge, else at the
+/// debounced press; never without opting in.
+@Suite struct ButtonDownTests {
+    let timing = ButtonDecoder.Timing(debounceMs: 30, longPressMs: 800, doublePressMs: 0, reportsDown: true)
+
+    @Test func downComesFiveMillisecondsAfterTheFirstEdgeThenPressAtTheRelease() {
+        var d = ButtonDecoder(timing: timing)
+        #expect(d.edge(isActive: true, at: .milliseconds(100)).isEmpty)
+        #expect(d.nextDeadline == .milliseconds(105))
+        #expect(d.advance(to: .milliseconds(105)) == [.down])
+        #expect(d.advance(to: .milliseconds(140)).isEmpty, "the debounced press adds no second down")
+        #expect(d.edge(isActive: false, at: .milliseconds(150)).isEmpty)
+        #expect(d.advance(to: .milliseconds(180)) == [.press])
+    }
+
+    @Test func aLineBouncingAtTheConfirmInstantGetsDownFromTheDebounce() {
+        var d = ButtonDecoder(timing: timing)
+        _ = d.edge(isActive: true, at: .milliseconds(100))
+        _ = d.edge(isActive: false, at: .milliseconds(104))
+        _ = d.edge(isActive: true, at: .milliseconds(106))
+        #expect(d.advance(to: .milliseconds(135)).isEmpty)
+        #expect(d.advance(to: .milliseconds(136)) == [.down])
+    }
+
+    @Test func aSpikeGivesNoDownAndTheNextPressDoes() {
+        var d = ButtonDecoder(timing: timing)
+        _ = d.edge(isActive: true, at: .milliseconds(100))
+        _ = d.edge(isActive: false, at: .milliseconds(102))
+        #expect(d.advance(to: .milliseconds(400)).isEmpty)
+        _ = d.edge(isActive: true, at: .milliseconds(500))
+        #expect(d.advance(to: .milliseconds(505)) == [.down])
+    }
+
+    @Test func withoutOptingInThereIsNoDown() {
+        var d = ButtonDecoder(timing: .init(debounceMs: 30, longPressMs: 800, doublePressMs: 0))
+        _ = d.edge(isActive: true, at: .milliseconds(100))
+        #expect(d.advance(to: .milliseconds(140)).isEmpty)
     }
 }

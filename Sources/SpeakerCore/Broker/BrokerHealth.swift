@@ -40,9 +40,18 @@ public struct BrokerHealth: Equatable, Sendable {
     /// How many of its own `session` payloads the speaker remembers.
     static let ownSessionMemory = 64
 
+    /// A payload's hash, fed to the hasher in one piece: `[UInt8].hashValue`
+    /// combines byte by byte, which showed in the profile of every command
+    /// (a `session` is ~600 bytes; issue 13).
+    static func digest(_ payload: [UInt8]) -> Int {
+        var hasher = Hasher()
+        payload.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
+    }
+
     /// Notes a `session` payload this speaker publishes.
     mutating func publishedOwnSession(_ payload: [UInt8]) {
-        ownSessions.append(payload.hashValue)
+        ownSessions.append(Self.digest(payload))
         if ownSessions.count > Self.ownSessionMemory { ownSessions.removeFirst(ownSessions.count - Self.ownSessionMemory) }
     }
 
@@ -54,7 +63,7 @@ public struct BrokerHealth: Equatable, Sendable {
     /// `otherPublisher`: the message carries another process's publisher id
     /// (two speakers started together can publish byte-identical payloads).
     mutating func retainedSessionSeen(_ payload: [UInt8], otherPublisher: Bool) {
-        if connections >= 2 && (otherPublisher || !ownSessions.contains(payload.hashValue)) { foreignSessionSeen = true }
+        if connections >= 2 && (otherPublisher || !ownSessions.contains(Self.digest(payload))) { foreignSessionSeen = true }
     }
 
     public init() {}

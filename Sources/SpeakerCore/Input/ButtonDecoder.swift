@@ -6,6 +6,11 @@ public enum ButtonGesture: String, Equatable, Sendable {
     case long
     /// Two presses within `doublePressMs` (only when double press is enabled).
     case double
+    /// The press has begun (only with `Timing.reportsDown`): once per press, at
+    /// the first edge + `confirmNs` if the line is still active then, else when
+    /// the debounce accepts the press. For the core to act before the release;
+    /// never published (the gestures above are the contract).
+    case down
 }
 
 /// Debounces one button's raw edges and recognises gestures, driven only by
@@ -22,11 +27,19 @@ public struct ButtonDecoder: Equatable, Sendable {
         public var longPressNs: UInt64
         /// 0 disables double press.
         public var doublePressNs: UInt64
+        /// Whether to emit `.down` when a press begins.
+        public var reportsDown: Bool
+        /// How long after a press's first edge (from an idle line) the line must
+        /// still be active for `.down`: the debounce, at most 5 ms. Rejects
+        /// spikes shorter than that; contact bounce (sub-millisecond flips) has
+        /// settled by then. Presses that fail it get `.down` from the debounce.
+        public var confirmNs: UInt64 { min(debounceNs, 5_000_000) }
 
-        public init(debounceMs: Int, longPressMs: Int, doublePressMs: Int) {
+        public init(debounceMs: Int, longPressMs: Int, doublePressMs: Int, reportsDown: Bool = false) {
             debounceNs = UInt64(max(0, debounceMs)) * 1_000_000
             longPressNs = UInt64(max(1, longPressMs)) * 1_000_000
             doublePressNs = UInt64(max(0, doublePressMs)) * 1_000_000
+            self.reportsDown = reportsDown
         }
     }
 
@@ -40,6 +53,10 @@ public struct ButtonDecoder: Equatable, Sendable {
     private var longFired = false
     /// A press waiting to see whether a second one makes it a double.
     private var pendingSingleUntil: MonotonicInstant?
+    /// The first edge of a press from an idle line, waiting for `confirmNs`.
+    private var downCandidate: MonotonicInstant?
+    /// `.down` was emitted for the current press.
+    private var downReported = false
 
     public init(timing: Timing) { self.timing = timing }
 
@@ -49,12 +66,19 @@ public struct ButtonDecoder: Equatable, Sendable {
         if let since = rawSince, rawLevel != isPressed { d.append(since.advanced(byNanoseconds: timing.debounceNs)) }
         if isPressed, !longFired, let at = pressedAt { d.append(at.advanced(byNanoseconds: timing.longPressNs)) }
         if let until = pendingSingleUntil { d.append(until) }
+        if let first = downCandidate { d.append(first.advanced(byNanoseconds: timing.confirmNs)) }
         return d.min()
     }
 
     /// Feeds one raw edge; returns the gestures completed up to and including it.
     public mutating func edge(isActive: Bool, at time: MonotonicInstant) -> [ButtonGesture] {
         var out = advance(to: time)
+        if timing.reportsDown, isActive, !rawLevel, !isPressed, downCandidate == nil,
+           rawSince.map({ $0.advanced(byNanoseconds: timing.debounceNs) <= time }) ?? true {
+            // The first edge of a press from a line idle for a whole debounce.
+            downReported = false
+            downCandidate = time
+        }
         rawLevel = isActive
         rawSince = time
         if timing.debounceNs == 0 { out += settle(at: time) }
@@ -74,6 +98,12 @@ public struct ButtonDecoder: Equatable, Sendable {
             } else if pendingSingleUntil == deadline {
                 pendingSingleUntil = nil
                 out.append(.press)
+            } else if let first = downCandidate, first.advanced(byNanoseconds: timing.confirmNs) == deadline {
+                downCandidate = nil
+                if rawLevel && !downReported {
+                    downReported = true
+                    out.append(.down)
+                }
             } else {
                 break
             }
@@ -88,9 +118,13 @@ public struct ButtonDecoder: Equatable, Sendable {
         if isPressed {
             pressedAt = time
             longFired = false
-            return []
+            downCandidate = nil
+            guard timing.reportsDown, !downReported else { return [] }
+            downReported = true
+            return [.down]
         }
         pressedAt = nil
+        downReported = false
         if longFired { return [] }
         guard timing.doublePressNs > 0 else { return [.press] }
         if pendingSingleUntil != nil {

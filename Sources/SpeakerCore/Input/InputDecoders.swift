@@ -32,7 +32,7 @@ public struct InputDecoders: Equatable, Sendable {
 
     public init(config: InputsSection) {
         let timing = ButtonDecoder.Timing(debounceMs: config.debounceMs, longPressMs: config.longPressMs,
-                                          doublePressMs: config.doublePressMs)
+                                          doublePressMs: config.doublePressMs, reportsDown: true)
         var buttons: [TransportButton: ButtonDecoder] = [:]
         for button in TransportButton.allCases where button != .encoderSwitch || config.encoderSwitch != nil {
             buttons[button] = ButtonDecoder(timing: timing)
