@@ -30,12 +30,14 @@ enum HomeAssistantTriggers {
         }
     }
 
-    /// Home Assistant's type for each gesture.
-    static func type(_ gesture: ButtonGesture) -> String {
+    /// Home Assistant's type for each published gesture (`.down` is never
+    /// published on `event`, so it has no trigger).
+    static func type(_ gesture: ButtonGesture) -> String? {
         switch gesture {
         case .press: return "button_short_press"
         case .long: return "button_long_press"
         case .double: return "button_double_press"
+        case .down: return nil
         }
     }
 
@@ -50,7 +52,7 @@ enum HomeAssistantTriggers {
                 let event = InputEventPayload.button(name: button.rawValue, gesture: gesture.rawValue).json.jsonText
                 builder.add("\(button.rawValue)_\(gesture.rawValue)", "device_automation", active: enabled, [
                     ("automation_type", .string("trigger")), ("topic", topic),
-                    ("type", .string(type(gesture))), ("subtype", .string(subtype(button))), ("payload", .string(event)),
+                    ("type", .string(type(gesture) ?? gesture.rawValue)), ("subtype", .string(subtype(button))), ("payload", .string(event)),
                 ])
             }
         }
