@@ -97,14 +97,14 @@ extension Speaker {
         }
     }
 
-    /// After a (re)connect: the complete picture in contract order — `device`,
-    /// `catalog`, `session`, the Home Assistant discovery config (or its
-    /// removal when disabled), then `availability` = `online` last.
+    /// After a (re)connect, once the Home Assistant discovery config (or its
+    /// removal) has gone out (`publishDiscovery`): the complete picture in
+    /// contract order — `device`, `catalog`, `session`, then `availability` =
+    /// `online` last.
     mutating func republishAll() {
         if let device = state.publishedDevice { effects.append(.publish(retained("device", device.json))) }
         if let catalog = state.publishedCatalog { effects.append(.publish(retained("catalog", .array(catalog.map(\.json))))) }
         if let session = state.publishedSession { effects.append(.publish(retained("session", session.json))) }
-        effects.append(.publish(homeAssistantDiscovery.publication))
         effects.append(.publish(Publication(topic: topic("availability"), payload: Array("online".utf8), qos: 1, retain: true)))
     }
 

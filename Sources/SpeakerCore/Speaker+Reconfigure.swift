@@ -7,8 +7,9 @@ import SpeakerProtocol
 ///
 /// When a reload changes what Home Assistant discovery describes (the
 /// device name, the volume number's `max`/`step`, discovery switched on or
-/// off), the discovery config is re-sent at once — or its empty retained
-/// payload, which removes the device, when discovery was switched off.
+/// off), the discovery config is re-sent at once, before the `device` and
+/// `session` that show the change — or its empty retained payload, which
+/// removes the device, when discovery was switched off.
 /// `mqtt.homeAssistant.prefix` stays restart-only: it names the status topic
 /// the MQTT link subscribes to at start.
 extension Speaker {
@@ -60,6 +61,12 @@ extension Speaker {
         config.session.idleTimeoutSeconds = new.session.idleTimeoutSeconds
         config.session.resumeOnBoot = new.session.resumeOnBoot
         config.mqtt.homeAssistant.enabled = new.mqtt.homeAssistant.enabled
+        // Discovery before the state it describes (a new maximum, a new
+        // name); offline, the next connect sends the new config first.
+        let discovery = homeAssistantDiscovery
+        if discovery != discoveryBefore && state.mqttConnected {
+            effects.append(.publish(discovery.publication))
+        }
         if case .absolute(let level) = state.volume, level > config.volume.maxLevel {
             _ = setVolume(level, origin: nil)  // clamps to the new maximum
         }
@@ -69,11 +76,6 @@ extension Speaker {
         if !kept.isEmpty {
             effects.append(.log(.warning, "configuration reloaded: \(kept.joined(separator: ", ")) changed but cannot change "
                                 + "while running; keeping the running values until a restart"))
-        }
-        // Offline, the next connect sends the new config with everything else.
-        let discovery = homeAssistantDiscovery
-        if discovery != discoveryBefore && state.mqttConnected {
-            effects.append(.publish(discovery.publication))
         }
     }
 }

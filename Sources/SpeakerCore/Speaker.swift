@@ -52,7 +52,8 @@ public struct Speaker: Sendable {
     /// The earliest instant at which a `.tick` has work to do (debounce, long
     /// press, double press, session idle timeout, state save); nil when nothing is due.
     public var nextDeadline: MonotonicInstant? {
-        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt, state.broker.stableDeadline]
+        [state.inputs.nextDeadline, idleDeadline, state.persistence.schedule.deadline, state.reservationRetryAt, state.broker.stableDeadline,
+         state.homeAssistantResendAt]
             .compactMap { $0 }.min()
     }
 
@@ -61,6 +62,10 @@ public struct Speaker: Sendable {
         effects = []
         switch action {
         case .start(let now):
+            // Discovery before the first `device`/`catalog`/`session` (published
+            // below): the MQTT link may already be connected before its
+            // `.mqttConnected` reaches the core, and then these go out at once.
+            publishDiscovery()
             if case .absolute(let level) = state.volume {
                 if config.volume.mode == .alsaMixer { requestMixerLevel(level, origin: nil) } else { effects.append(.audio(.setLevel(level))) }
             }
@@ -75,6 +80,7 @@ public struct Speaker: Sendable {
             }
             retryReservationIfDue(at: now)
             logAll(state.broker.advance(to: now))
+            resendDiscoveryIfDue(at: now)
         case let .command(incoming, now):
             handleCommand(incoming, at: now)
         case let .engine(report, now):
@@ -82,6 +88,9 @@ public struct Speaker: Sendable {
         case .mqttConnected(let now):
             state.mqttConnected = true
             logAll(state.broker.connected(at: now))
+            // Discovery first: Home Assistant must know what the device is
+            // (a step-only amp has no volume number) before state that depends on it.
+            publishDiscovery()
             publishChanges()
             republishAll()
         case .mqttDisconnected(let now):
@@ -97,6 +106,8 @@ public struct Speaker: Sendable {
             reconfigure(to: newConfig, at: now)
         case let .revisionReservation(through, failure, now):
             handleReservation(through: through, failure: failure, at: now)
+        case let .homeAssistantStatus(online, now):
+            homeAssistantStatus(online: online, at: now)
         }
         publishChanges()
         if case .shutdown = action { persistIfDue(at: action.instant, force: true) } else { persistIfDue(at: action.instant) }

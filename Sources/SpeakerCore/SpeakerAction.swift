@@ -64,6 +64,11 @@ public enum SpeakerAction: Equatable, Sendable {
     /// client publishing as this device. `otherPublisher`: the message names
     /// a publishing process other than this one.
     case retainedSessionSeen([UInt8], otherPublisher: Bool, at: MonotonicInstant)
+    /// A message on Home Assistant's status topic (`{haPrefix}/status`):
+    /// `online` is Home Assistant's birth message after a (re)start, asking
+    /// every device to announce itself again; anything else is ignored. A
+    /// burst of them gives one re-send (`Speaker+HomeAssistant`).
+    case homeAssistantStatus(online: Bool, at: MonotonicInstant)
     /// The process is stopping (SIGTERM): write any unsaved state now.
     case shutdown(at: MonotonicInstant)
     /// A new configuration was loaded (SIGHUP): apply the keys that can

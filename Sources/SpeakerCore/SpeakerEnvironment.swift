@@ -42,12 +42,18 @@ public struct SpeakerEnvironment: Sendable {
     public var newSessionID: @Sendable () -> String
     /// `ambient-speaker 0.1.0`.
     public var software: String
+    /// A uniformly random integer in the range, for jitter (the delay before
+    /// Home Assistant discovery is re-sent). Tests pass a fixed draw.
+    public var randomInt: @Sendable (ClosedRange<Int>) -> Int
 
+    /// `randomInt` defaults to the system's random number generator (the live value).
     public init(wallClock: @escaping @Sendable () -> WallClockReading, clockSynced: @escaping @Sendable () -> Bool,
-                newSessionID: @escaping @Sendable () -> String, software: String) {
+                newSessionID: @escaping @Sendable () -> String, software: String,
+                randomInt: @escaping @Sendable (ClosedRange<Int>) -> Int = { Int.random(in: $0) }) {
         self.wallClock = wallClock
         self.clockSynced = clockSynced
         self.newSessionID = newSessionID
         self.software = software
+        self.randomInt = randomInt
     }
 }

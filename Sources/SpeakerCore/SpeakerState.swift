@@ -55,6 +55,9 @@ public struct SpeakerState: Equatable, Sendable {
     /// Reservations failed in a row (the first is logged as a warning).
     public var reservationFailures = 0
     public var inputs: InputDecoders
+    /// When the Home Assistant discovery config is re-sent after Home
+    /// Assistant's `online`, or nil when no re-send is due.
+    public var homeAssistantResendAt: MonotonicInstant?
     /// What was restored from disk and when the state is next written.
     public var persistence = PersistenceState()
 

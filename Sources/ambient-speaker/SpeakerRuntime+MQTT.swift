@@ -71,12 +71,9 @@ extension SpeakerRuntime {
                     let other = m.publisher.map { $0 != mqtt.instanceID } ?? false
                     dispatch(.retainedSessionSeen(m.payload, otherPublisher: other, at: now()))
                 }
-            case .message(let m) where m.topic == homeAssistantStatus && speaker.config.mqtt.homeAssistant.enabled:
-                // Home Assistant (re)started: it asks every device to announce itself again.
-                if m.payload == Array("online".utf8) {
-                    logger.info("Home Assistant is online; re-sending discovery")
-                    perform(speaker.homeAssistantDiscovery.publication)
-                }
+            case .message(let m) where m.topic == homeAssistantStatus:
+                // Home Assistant (re)started: the core re-sends discovery once per burst.
+                dispatch(.homeAssistantStatus(online: m.payload == Array("online".utf8), at: now()))
             case .message(let m):
                 logger.debug("ignoring a message on \(m.topic)")
             }

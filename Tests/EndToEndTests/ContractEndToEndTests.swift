@@ -88,6 +88,7 @@ import TestSupport
         try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         let discovery = Self.parse(peer.waitForMessage(topic: "homeassistant/device/e2e/config"))
         #expect(discovery?["components"]?["volume"]?["platform"] == .string("number"))
+        #expect(discovery?["components"]?["volume"]?["max"] == .number(90) && discovery?["components"]?["volume"]?["unit_of_measurement"] == .string("%"))
 
         var r = try Self.send(peer, root, "c-play", #"{"id":"c-play","action":"play"}"#)
         #expect(r?["ok"] == .bool(true))
@@ -143,11 +144,22 @@ import TestSupport
         let ended = Self.parse(peer.messages(on: "\(root)/session").last)
         #expect(ended?["ended"] == .bool(true) && ended?["isPlaying"] == .bool(false))
 
-        // Home Assistant restarts: discovery is sent again.
+        // Home Assistant restarts: discovery is sent again, once per burst of `online` (after a random 0.5–3 s delay).
         let marker = Monotonic.nanoseconds()
-        try peer.publish(topic: "homeassistant/status", string: "online")
+        for _ in 0..<1000 { try peer.publish(topic: "homeassistant/status", string: "online", qos: 0) }
         #expect(peer.waitForMessage(topic: "homeassistant/device/e2e/config", timeout: 10) { $0.receivedAtNanoseconds >= marker } != nil,
                 "discovery not re-sent on homeassistant/status online")
+        let births = try #require(peer.wait(timeout: 20) { all -> [ReceivedMessage]? in
+            let seen = all.filter { $0.topic == "homeassistant/status" && $0.receivedAtNanoseconds >= marker }
+            return seen.count == 1000 ? seen : nil
+        })
+        _ = peer.waitForMessage(topic: "\(root)/never", timeout: 3.5)  // the longest delay after the last one
+        let resends = peer.messages(on: "homeassistant/device/e2e/config").filter { $0.receivedAtNanoseconds >= marker }.count
+        // One burst is one re-send; a burst spread over longer than the shortest delay (0.5 s, on a loaded
+        // machine) may legitimately be seen as several.
+        let burstMs = Int((births.last!.receivedAtNanoseconds - births.first!.receivedAtNanoseconds) / 1_000_000)
+        #expect(resends >= 1 && resends <= 1 + burstMs / 500, "\(resends) re-sends for 1,000 online messages over \(burstMs) ms")
+        print("1000 homeassistant/status online over \(burstMs) ms gave \(resends) discovery re-send(s)")
 
         // Exactly one result per command id (the two replays and the duplicate add one each).
         let results = peer.messages(on: "\(root)/command/result").compactMap { Self.parse($0)?["id"]?.stringValue }
@@ -180,6 +192,11 @@ import TestSupport
         #expect(try Self.send(peer, root, "s-3", #"{"id":"s-3","action":"volumeDown"}"#)?["ok"] == .bool(true))
         let discovery = Self.parse(peer.waitForMessage(topic: "homeassistant/device/e2e/config"))
         #expect(discovery?["components"]?["volume"] == .object([("platform", .string("number"))]))
+        // Discovery (without the volume number) reached Home Assistant before the `device` that has no level.
+        let order = peer.allMessages.map(\.topic)
+        let firstDiscovery = order.firstIndex(of: "homeassistant/device/e2e/config")
+        let firstDevice = order.firstIndex(of: "\(root)/device")
+        #expect(firstDiscovery != nil && firstDevice != nil && firstDiscovery! < firstDevice!, "\(order.prefix(8))")
         #expect(discovery?["components"]?["volume_up"]?["platform"] == .string("button"))
         // The amp got the pulses.
         // The amp got the steps (pending up and down pulses may cancel out: net +2).

@@ -8,6 +8,9 @@ struct Harness {
     var speaker: Speaker
     var now = MonotonicInstant.milliseconds(1_000)
 
+    /// Every random draw is the range's lower bound plus this (deterministic jitter).
+    static let randomOffset = 250
+
     static let catalog = [
         CatalogEntry(id: "white", name: "White noise", summary: "flat"),
         CatalogEntry(id: "pink", name: "Pink noise", summary: "soft"),
@@ -24,7 +27,8 @@ struct Harness {
             wallClock: { WallClockReading(seconds: 1_795_953_600, milliseconds: 123) },
             clockSynced: { true },
             newSessionID: { "session-\(counter.next())" },
-            software: "ambient-speaker test")
+            software: "ambient-speaker test",
+            randomInt: { range in min(range.lowerBound + Harness.randomOffset, range.upperBound) })
         speaker = Speaker(config: config, catalog: catalog, environment: env, revisionReservation: revisionReservation)
     }
 

@@ -7,7 +7,9 @@ import SpeakerProtocol
         var h = Harness()
         let fx = h.send(.start(at: h.now))
         #expect(fx.audioRequests == [.setLevel(0.4)])
-        #expect(fx.topics == ["ambient-speaker/kitchen/catalog", "ambient-speaker/kitchen/device", "ambient-speaker/kitchen/session"])
+        // Home Assistant discovery first: the MQTT link may already be up before the core hears of it.
+        #expect(fx.topics == ["homeassistant/device/kitchen/config", "ambient-speaker/kitchen/catalog",
+                              "ambient-speaker/kitchen/device", "ambient-speaker/kitchen/session"])
         #expect(fx.contains(.reserveRevisions(through: 1000)))
         let session = fx.lastPublished("session")
         #expect(session?["id"] == .null)
@@ -149,12 +151,13 @@ import SpeakerProtocol
         #expect(h.speaker.nextDeadline == nil)
     }
 
-    @Test func reconnectRepublishesDeviceCatalogSessionThenOnlineWithoutNewRevision() {
+    @Test func reconnectRepublishesDiscoveryDeviceCatalogSessionThenOnlineWithoutNewRevision() {
         var h = Harness()
         h.send(.start(at: h.now))
         let fx = h.send(.mqttConnected(at: h.now))
-        #expect(fx.topics == ["device", "catalog", "session"].map { "ambient-speaker/kitchen/\($0)" }
-                + ["homeassistant/device/kitchen/config", "ambient-speaker/kitchen/availability"])
+        // Home Assistant discovery first, so it knows the device before the state that depends on it.
+        #expect(fx.topics == ["homeassistant/device/kitchen/config"]
+                + ["device", "catalog", "session", "availability"].map { "ambient-speaker/kitchen/\($0)" })
         #expect(fx.publications.allSatisfy { $0.retain && $0.qos == 1 })
         #expect(fx.publications.last?.text == "online")
         #expect(fx.lastPublished("session")?["revision"] == .number(1))

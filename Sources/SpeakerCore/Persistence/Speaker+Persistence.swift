@@ -86,7 +86,8 @@ extension SpeakerAction {
         switch self {
         case .start(let at), .tick(let at), .command(_, let at), .engine(_, let at),
              .mqttConnected(let at), .mqttDisconnected(let at), .mqttProblem(_, let at), .retainedSessionSeen(_, _, let at),
-             .shutdown(let at), .reconfigure(_, let at), .revisionReservation(_, _, let at):
+             .shutdown(let at), .reconfigure(_, let at), .revisionReservation(_, _, let at),
+             .homeAssistantStatus(_, let at):
             return at
         case .lineEdge(let edge):
             return edge.at
