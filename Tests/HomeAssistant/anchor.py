@@ -6,6 +6,7 @@ delivers it), and the speaker's toggle without Home Assistant (QoS 1
 
 Usage: anchor.py BROKER_PORT TOPIC_ROOT N   (prints two JSON lines)"""
 import json
+import socket
 import statistics
 import sys
 import threading
@@ -45,6 +46,9 @@ probe = f"anchor/{uuid.uuid4().hex[:8]}"
 client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"anchor-{uuid.uuid4().hex[:8]}")
 client.on_message = on_message
 client.connect("127.0.0.1", port)
+# Without TCP_NODELAY each publish waits for the broker's delayed ACK of the
+# previous PUBACK (~40 ms): that is Nagle, not the broker.
+client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 client.loop_start()
 client.subscribe([(probe, 1), (f"{root}/session", 1)])
 client.publish(probe, "ready", qos=1)

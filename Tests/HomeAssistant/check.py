@@ -258,7 +258,8 @@ def run(args, work, check, procs):
     check("one media_player entity for the speaker, on the speaker's device", mp is not None and
           next(e for e in ws.call("config/entity_registry/list") if e["entity_id"] == mp)["device_id"] == (device or {}).get("id"), mp)
 
-    s = ws.wait_state(mp, lambda s: s["state"] != "unavailable")
+    s = ws.wait_state(mp, lambda s: s["state"] != "unavailable" and s["attributes"].get("source_list")
+                      and s["attributes"].get("revision") is not None)
     check("media player idle with no session; absolute volume: VOLUME_SET and level, no VOLUME_STEP",
           s and s["state"] == "idle" and has(s, "PLAY", "PAUSE", "SELECT_SOURCE", "NEXT_TRACK", "PREVIOUS_TRACK",
                                              "VOLUME_SET") and lacks(s, "VOLUME_STEP", "STOP")
@@ -314,13 +315,13 @@ def run(args, work, check, procs):
         ws.service("select", "select_option", {"option": first["name"]}, target={"entity_id": select})
         check(f"discovery select -> '{first['name']}' reaches the speaker and the media player",
               ws.wait_state(mp, lambda s: s["attributes"].get("media_title") == first["name"]) is not None)
-    play_button = next((e for e in by_domain.get("button", []) if "play" in e and "pause" in e), None) or \
-        next((e for e in by_domain.get("button", []) if "play" in e), None)
-    if play_button:
-        before = ws.state(mp)["state"]
-        ws.service("button", "press", target={"entity_id": play_button})
-        check(f"discovery button {play_button} toggles the speaker", ws.wait_state(
-            mp, lambda s: s["state"] in ("playing", "paused") and s["state"] != before) is not None, ws.state(mp)["state"])
+    before = ws.state(mp)["state"]
+    suffix = "_pause" if before == "playing" else "_play"
+    button = next((e for e in by_domain.get("button", []) if e.endswith(suffix)), None)
+    if button:
+        ws.service("button", "press", target={"entity_id": button})
+    check(f"discovery button {button} reaches the speaker and the media player", button is not None and ws.wait_state(
+        mp, lambda s: s["state"] in ("playing", "paused") and s["state"] != before) is not None, ws.state(mp)["state"])
     try:
         ws.service("media_player", "select_source", {"source": "no-such-sound"}, target={"entity_id": mp})
         check("a refused command is a Home Assistant error", False, "the service call succeeded")
@@ -378,6 +379,7 @@ def run(args, work, check, procs):
           after == (before[0] + 1, before[1]), f"up/down {before} -> {after}")
     if args.images:
         ws.wait_state(mp, lambda s: s["state"] == "idle")
+        screenshots.dashboard(ws, mp, [e["entity_id"] for e in device_entities(ws, f"ambient-speaker-{DEVICE}")[1]])
         shot = screenshots.take(args.root, work, ha.port, token, refresh, client_id, f"{args.images}/ha-media-card-relative.png")
         check("screenshot: media card and entities, relative speaker", shot[0], shot[1])
 

@@ -157,7 +157,7 @@ def control(path, line):
 
 # MARK: programs in the trixie root
 
-ROOT_PATH = "/opt/ha/bin:/usr/local/bin:/usr/bin:/bin"
+ROOT_PATH = "/opt/ha/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _IN_ROOT = r'''r=$1; w=$2; shift 2
 mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && mount --rbind /sys "$r/sys" && mount --bind "$w" "$r/mnt" || exit 125
 exec chroot "$r" /usr/bin/env -i PATH=''' + ROOT_PATH + r''' HOME=/root LANG=C.UTF-8 TZ=UTC "$@"'''

@@ -8,6 +8,8 @@ import time
 
 from halib import WebSocket, free_port, http, in_root, wait_for_port
 
+DASHBOARD = "ambient-speaker"
+
 # Finds an element by tag name through every shadow root (HA's frontend is
 # made of nested web components).
 _DEEP_FIND = """(tag) => { const walk = (n) => { if (!n) return null;
@@ -21,7 +23,10 @@ def dashboard(ws, media_player, entity_ids):
     (a slider shows only for an absolute speaker, buttons only for a relative
     one) and the device's entities."""
     others = sorted(e for e in entity_ids if e != media_player)
-    ws.call("lovelace/config/save", config={"title": "Home", "views": [{
+    if not any(d["url_path"] == DASHBOARD for d in ws.call("lovelace/dashboards/list")):
+        ws.call("lovelace/dashboards/create", url_path=DASHBOARD, title="Ambient speaker", mode="storage",
+                show_in_sidebar=True, require_admin=False, icon="mdi:speaker")
+    ws.call("lovelace/config/save", url_path=DASHBOARD, config={"title": "Ambient speaker", "views": [{
         "title": "Ambient speaker", "path": "speaker", "type": "masonry", "cards": [
             {"type": "vertical-stack", "cards": [
                 {"type": "media-control", "entity": media_player},
@@ -53,7 +58,7 @@ class DevTools:
 
 
 def take(root, work, ha_port, token, refresh_token, client_id, path, width=1100, height=760):
-    """Renders /lovelace/speaker into the PNG `path`; (ok, detail)."""
+    """Renders the dashboard into the PNG `path`; (ok, detail)."""
     status, tokens = http(ha_port, "POST", "/auth/token", {"grant_type": "refresh_token", "refresh_token": refresh_token,
                                                            "client_id": client_id}, form=True)
     if status != 200:
@@ -79,14 +84,17 @@ def take(root, work, ha_port, token, refresh_token, client_id, path, width=1100,
                   "expires": int(time.time() * 1000) + tokens["expires_in"] * 1000}
         tools.evaluate(f"localStorage.setItem('hassTokens', {json.dumps(json.dumps(stored))}); "
                        "localStorage.setItem('dockedSidebar', JSON.stringify('always_hidden')); true")
-        tools.call("Page.navigate", url=f"{base}/lovelace/speaker")
+        tools.call("Page.navigate", url=f"{base}/{DASHBOARD}/speaker")
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if tools.evaluate(f"({_DEEP_FIND})('hui-media-control-card') && ({_DEEP_FIND})('hui-entities-card')"):
                 break
             time.sleep(0.5)
         else:
-            return False, "the dashboard did not render its cards within 90 s"
+            shot = tools.call("Page.captureScreenshot", format="png")
+            with open(path + ".failed.png", "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+            return False, f"the dashboard did not render its cards within 90 s (what it showed: {path}.failed.png)"
         time.sleep(3)  # images and transitions settle
         shot = tools.call("Page.captureScreenshot", format="png")
         data = base64.b64decode(shot["data"])

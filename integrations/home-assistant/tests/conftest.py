@@ -53,8 +53,11 @@ def mosquitto(socket_enabled: None) -> Iterator[int]:
 
 
 @pytest.fixture
-async def mqtt_entry(hass: HomeAssistant, mosquitto: int) -> AsyncIterator[MockConfigEntry]:
-    """Home Assistant's MQTT integration, connected to the private broker."""
+async def mqtt_entry(hass: HomeAssistant, mosquitto: int, tmp_path) -> AsyncIterator[MockConfigEntry]:
+    """Home Assistant's MQTT integration, connected to the private broker.
+    (MQTT reads configuration.yaml at setup: an empty one in a temp dir.)"""
+    (tmp_path / "configuration.yaml").write_text("")
+    hass.config.config_dir = str(tmp_path)
     entry = MockConfigEntry(domain="mqtt", data={"broker": "127.0.0.1", "port": mosquitto},
                             version=2, minor_version=1)
     entry.add_to_hass(hass)

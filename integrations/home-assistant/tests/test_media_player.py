@@ -46,7 +46,7 @@ def features(hass: HomeAssistant) -> int:
 async def test_state_and_features_follow_the_speakers_topics(hass: HomeAssistant, mqtt_entry) -> None:
     dev = await announce(hass, "den", "Den speaker")
     await add_speaker(hass)
-    await until(lambda: state(hass) and state(hass).state == "idle")
+    await until(lambda: state(hass) and state(hass).state == "idle" and "source_list" in state(hass).attributes)
     assert state(hass).attributes["source_list"] == [s["name"] for s in CATALOG]
     assert state(hass).attributes["volume_level"] == 0.4
     assert features(hass) & F.VOLUME_SET and not features(hass) & F.VOLUME_STEP
@@ -58,10 +58,16 @@ async def test_state_and_features_follow_the_speakers_topics(hass: HomeAssistant
     assert state(hass).attributes["source"] == "Ocean surf"
     assert features(hass) & F.STOP and features(hass) & F.PAUSE
 
-    # A session whose revision is not newer is dropped.
+    # A session whose revision is not newer is dropped: the titles seen go
+    # straight from the surf to the pink noise (messages arrive in order).
+    titles: list[str] = []
+    unlisten = hass.bus.async_listen(
+        "state_changed", lambda event: titles.append(event.data["new_state"].attributes.get("media_title")))
     await publish(hass, f"{ROOT}/session", session(4, dev, playing=False, ended=False))
     await publish(hass, f"{ROOT}/session", session(6, dev, playing=False, ended=False, sound=CATALOG[2]))
     await until(lambda: state(hass).attributes.get("media_title") == "Pink noise")
+    unlisten()
+    assert titles == ["Pink noise"]
     assert state(hass).state == "paused"
 
     # A relative device: steps only, never a level.
