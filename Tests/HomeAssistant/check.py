@@ -341,7 +341,7 @@ def run(args, work, check, procs):
           all(ids) and len(set(ids)) == len(ids) and any(str(i).startswith("ha-") for i in ids), ids[:3])
 
     if args.images:
-        screenshots.dashboard(ws, mp, [e["entity_id"] for e in entities])
+        screenshots.dashboard(ws, mp, [e["entity_id"] for e in device_entities(ws, f"ambient-speaker-{DEVICE}")[1]])
         shot = screenshots.take(args.root, work, ha.port, token, refresh, client_id, f"{args.images}/ha-media-card-absolute.png")
         check("screenshot: media card and entities, absolute speaker", shot[0], shot[1])
 
@@ -378,10 +378,13 @@ def run(args, work, check, procs):
     check("media_player.volume_up on the relative speaker -> one UP pulse on the amp pins",
           after == (before[0] + 1, before[1]), f"up/down {before} -> {after}")
     if args.images:
-        ws.wait_state(mp, lambda s: s["state"] == "idle")
+        ws.service("media_player", "media_play", target={"entity_id": mp})
+        ws.wait_state(mp, lambda s: s["state"] == "playing")
         screenshots.dashboard(ws, mp, [e["entity_id"] for e in device_entities(ws, f"ambient-speaker-{DEVICE}")[1]])
         shot = screenshots.take(args.root, work, ha.port, token, refresh, client_id, f"{args.images}/ha-media-card-relative.png")
         check("screenshot: media card and entities, relative speaker", shot[0], shot[1])
+        ws.service("media_player", "media_stop", target={"entity_id": mp})
+        ws.wait_state(mp, lambda s: s["state"] == "idle")
 
     # Home Assistant restart: discovery re-sent once, entities back.
     ws.close()

@@ -19,7 +19,7 @@ _DEEP_FIND = """(tag) => { const walk = (n) => { if (!n) return null;
 
 
 def dashboard(ws, media_player, entity_ids):
-    """The default dashboard: media card, a tile with the volume features
+    """A dashboard of its own: media card, a tile with the volume features
     (a slider shows only for an absolute speaker, buttons only for a relative
     one) and the device's entities."""
     others = sorted(e for e in entity_ids if e != media_player)
@@ -57,7 +57,7 @@ class DevTools:
                          awaitPromise=True).get("result", {}).get("value")
 
 
-def take(root, work, ha_port, token, refresh_token, client_id, path, width=1100, height=760):
+def take(root, work, ha_port, token, refresh_token, client_id, path, width=1100, height=980):
     """Renders the dashboard into the PNG `path`; (ok, detail)."""
     status, tokens = http(ha_port, "POST", "/auth/token", {"grant_type": "refresh_token", "refresh_token": refresh_token,
                                                            "client_id": client_id}, form=True)
