@@ -1,6 +1,6 @@
 """Ambient speaker: a media player for each speaker found on Home Assistant's MQTT broker.
 
-The speaker (https://…/ambient-speaker) publishes retained `device`,
+The speaker (https://github.com/ambient-speaker/ambient-speaker) publishes retained `device`,
 `session`, `catalog` and `availability` topics under `{prefix}/{deviceId}/`
 and takes commands on `command` (QoS 1, each answered on `command/result`).
 This integration follows those topics through Home Assistant's own MQTT
