@@ -61,8 +61,12 @@ async def test_state_and_features_follow_the_speakers_topics(hass: HomeAssistant
     # A session whose revision is not newer is dropped: the titles seen go
     # straight from the surf to the pink noise (messages arrive in order).
     titles: list[str] = []
-    unlisten = hass.bus.async_listen(
-        "state_changed", lambda event: titles.append(event.data["new_state"].attributes.get("media_title")))
+
+    @callback  # runs in the event loop, in order (a plain function would go to the executor)
+    def note_title(event) -> None:
+        titles.append(event.data["new_state"].attributes.get("media_title"))
+
+    unlisten = hass.bus.async_listen("state_changed", note_title)
     await publish(hass, f"{ROOT}/session", session(4, dev, playing=False, ended=False))
     await publish(hass, f"{ROOT}/session", session(6, dev, playing=False, ended=False, sound=CATALOG[2]))
     await until(lambda: state(hass).attributes.get("media_title") == "Pink noise")
