@@ -98,14 +98,15 @@ def run(args, work, check, procs):
     device, entities = None, []
     while time.monotonic() < deadline:
         device, entities = device_entities(ws, f"ambient-speaker-{DEVICE}")
-        if device and any(e["entity_id"].startswith("select.") for e in entities):
-            break
+        domains = {e["entity_id"].split(".")[0] for e in entities}
+        if device and {"button", "select", "binary_sensor", "number", "sensor"} <= domains:
+            break  # (the registry fills component by component)
         time.sleep(0.5)
     by_domain = {}
     for e in entities:
         by_domain.setdefault(e["entity_id"].split(".")[0], []).append(e["entity_id"])
     check("MQTT discovery: the speaker's device and entities appear", bool(device) and
-          {"button", "select", "binary_sensor", "number"} <= set(by_domain), {k: len(v) for k, v in by_domain.items()})
+          {"button", "select", "binary_sensor", "number", "sensor"} <= set(by_domain), {k: len(v) for k, v in by_domain.items()})
     select = (by_domain.get("select") or [None])[0]
     playing_sensor = next((e for e in by_domain.get("binary_sensor", []) if "play" in e), None)
     volume_number = next((e for e in by_domain.get("number", []) if "volume" in e), None)
