@@ -32,7 +32,7 @@ image_build_atomically() {  # dest, maker, args...
 # Installs the host tools the build needs when missing.
 image_host_tools() {
   local p missing=()
-  for p in debootstrap mtools dosfstools fdisk e2fsprogs xz-utils jq qemu-user-static binfmt-support; do
+  for p in debootstrap mtools dosfstools fdisk e2fsprogs xz-utils jq device-tree-compiler qemu-user-static binfmt-support; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   ((${#missing[@]})) || return 0
