@@ -15,6 +15,12 @@ import Testing
         return h
     }
 
+    /// The discovery publication's line for `speaker`: its content is pinned by
+    /// HomeAssistantDiscoveryTests; these tests pin its place among the effects.
+    static func discovery(_ speaker: Speaker) -> String {
+        EffectLine.of(.publish(speaker.homeAssistantDiscovery.publication))
+    }
+
     /// ``ready(configure:)``, then playing `white` (the engine confirmed it).
     static func playing(configure: (inout SpeakerConfig) -> Void = { _ in }) -> Harness {
         var h = ready(configure: configure)
@@ -27,6 +33,7 @@ import Testing
     @Test func startThenTheReservationAnswer() {
         var h = Harness()
         h.assertEffects(of: .start(at: h.now), equal: [
+            Self.discovery(h.speaker),  // first, before any state it describes (docs/mqtt-contract.md)
             #"audio setLevel(0.4)"#,
             #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
@@ -41,10 +48,10 @@ import Testing
         var h = Harness()
         h.send(.start(at: h.now))
         let republished = [
+            Self.discovery(h.speaker),
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-            #"publish homeassistant/device/kitchen/config qos1 retained {"device":{"identifiers":["ambient-speaker-kitchen"],"name":"Ambient speaker (kitchen)","manufacturer":"ambient-speaker","model":"Raspberry Pi ambience speaker","sw_version":"ambient-speaker test"},"origin":{"name":"ambient-speaker","sw_version":"ambient-speaker test"},"availability_topic":"ambient-speaker/kitchen/availability","payload_available":"online","payload_not_available":"offline","qos":1,"components":{"play":{"platform":"button","unique_id":"ambient-speaker-kitchen-play","name":"Play","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"play\"}","icon":"mdi:play"},"pause":{"platform":"button","unique_id":"ambient-speaker-kitchen-pause","name":"Pause","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"pause\"}","icon":"mdi:pause"},"next":{"platform":"button","unique_id":"ambient-speaker-kitchen-next","name":"Next sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"next\"}","icon":"mdi:skip-next"},"previous":{"platform":"button","unique_id":"ambient-speaker-kitchen-previous","name":"Previous sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"previous\"}","icon":"mdi:skip-previous"},"stop":{"platform":"button","unique_id":"ambient-speaker-kitchen-stop","name":"Stop","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"stop\"}","icon":"mdi:stop"},"volume_up":{"platform":"button"},"volume_down":{"platform":"button"},"volume":{"platform":"number","unique_id":"ambient-speaker-kitchen-volume","name":"Volume","icon":"mdi:volume-high","state_topic":"ambient-speaker/kitchen/device","value_template":"{{ value_json.volume.level }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"setVolume\",\"level\":{{ value }}}","min":0,"max":1,"step":0.05,"mode":"slider"},"sound":{"platform":"select","unique_id":"ambient-speaker-kitchen-sound","name":"Sound","icon":"mdi:waves","options":["white","pink","brown"],"state_topic":"ambient-speaker/kitchen/session","value_template":"{{ value_json.soundID }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"select\",\"soundID\":\"{{ value }}\"}"},"playing":{"platform":"binary_sensor","unique_id":"ambient-speaker-kitchen-playing","name":"Playing","icon":"mdi:speaker-play","state_topic":"ambient-speaker/kitchen/session","value_template":"{{ 'ON' if value_json.isPlaying else 'OFF' }}"},"playPause_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"press\"}"},"playPause_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"long\"}"},"playPause_double":{"platform":"device_automation"},"next_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"press\"}"},"next_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"long\"}"},"next_double":{"platform":"device_automation"},"previous_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"press\"}"},"previous_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"long\"}"},"previous_double":{"platform":"device_automation"},"encoderSwitch_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"press\"}"},"encoderSwitch_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"long\"}"},"encoderSwitch_double":{"platform":"device_automation"},"knob_up":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_up","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta > 0 else '' }}","payload":"turn"},"knob_down":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_down","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta < 0 else '' }}","payload":"turn"}}}"#,
             #"publish ~/availability qos1 retained online"#,
         ]
         h.assertEffects(of: .mqttConnected(at: h.now), equal: republished, state: { $0.mqttConnected = true })
@@ -72,9 +79,11 @@ import Testing
         var h = Self.ready()
         var config = h.speaker.config
         config.volume.step = 0.1
+        var reloaded = h.speaker
+        _ = reloaded.reduce(.reconfigure(config, at: h.now))
         h.assertEffects(of: .reconfigure(config, at: h.now), equal: [
+            Self.discovery(reloaded),
             #"log notice configuration reloaded: applied volume.step"#,
-            #"publish homeassistant/device/kitchen/config qos1 retained {"device":{"identifiers":["ambient-speaker-kitchen"],"name":"Ambient speaker (kitchen)","manufacturer":"ambient-speaker","model":"Raspberry Pi ambience speaker","sw_version":"ambient-speaker test"},"origin":{"name":"ambient-speaker","sw_version":"ambient-speaker test"},"availability_topic":"ambient-speaker/kitchen/availability","payload_available":"online","payload_not_available":"offline","qos":1,"components":{"play":{"platform":"button","unique_id":"ambient-speaker-kitchen-play","name":"Play","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"play\"}","icon":"mdi:play"},"pause":{"platform":"button","unique_id":"ambient-speaker-kitchen-pause","name":"Pause","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"pause\"}","icon":"mdi:pause"},"next":{"platform":"button","unique_id":"ambient-speaker-kitchen-next","name":"Next sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"next\"}","icon":"mdi:skip-next"},"previous":{"platform":"button","unique_id":"ambient-speaker-kitchen-previous","name":"Previous sound","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"previous\"}","icon":"mdi:skip-previous"},"stop":{"platform":"button","unique_id":"ambient-speaker-kitchen-stop","name":"Stop","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"stop\"}","icon":"mdi:stop"},"volume_up":{"platform":"button"},"volume_down":{"platform":"button"},"volume":{"platform":"number","unique_id":"ambient-speaker-kitchen-volume","name":"Volume","icon":"mdi:volume-high","state_topic":"ambient-speaker/kitchen/device","value_template":"{{ value_json.volume.level }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"setVolume\",\"level\":{{ value }}}","min":0,"max":1,"step":0.1,"mode":"slider"},"sound":{"platform":"select","unique_id":"ambient-speaker-kitchen-sound","name":"Sound","icon":"mdi:waves","options":["white","pink","brown"],"state_topic":"ambient-speaker/kitchen/session","value_template":"{{ value_json.soundID }}","command_topic":"ambient-speaker/kitchen/command","command_template":"{\"id\":\"ha-{{ now().timestamp() }}\",\"action\":\"select\",\"soundID\":\"{{ value }}\"}"},"playing":{"platform":"binary_sensor","unique_id":"ambient-speaker-kitchen-playing","name":"Playing","icon":"mdi:speaker-play","state_topic":"ambient-speaker/kitchen/session","value_template":"{{ 'ON' if value_json.isPlaying else 'OFF' }}"},"playPause_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"press\"}"},"playPause_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"playPause","payload":"{\"source\":\"button\",\"name\":\"playPause\",\"gesture\":\"long\"}"},"playPause_double":{"platform":"device_automation"},"next_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"press\"}"},"next_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"next","payload":"{\"source\":\"button\",\"name\":\"next\",\"gesture\":\"long\"}"},"next_double":{"platform":"device_automation"},"previous_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"press\"}"},"previous_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"previous","payload":"{\"source\":\"button\",\"name\":\"previous\",\"gesture\":\"long\"}"},"previous_double":{"platform":"device_automation"},"encoderSwitch_press":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_short_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"press\"}"},"encoderSwitch_long":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"button_long_press","subtype":"encoderSwitch","payload":"{\"source\":\"button\",\"name\":\"encoderSwitch\",\"gesture\":\"long\"}"},"encoderSwitch_double":{"platform":"device_automation"},"knob_up":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_up","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta > 0 else '' }}","payload":"turn"},"knob_down":{"platform":"device_automation","automation_type":"trigger","topic":"ambient-speaker/kitchen/event","type":"knob_turned_down","subtype":"knob","value_template":"{{ 'turn' if value_json.source == 'knob' and value_json.delta < 0 else '' }}","payload":"turn"}}}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
         ])
@@ -264,35 +273,54 @@ import Testing
         ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
     }
 
+    /// While playing, play/pause acts when the press begins (5 ms after its
+    /// first edge: it pauses); held on to `long`, it stops and ends the session.
     @Test func playPauseLongStops() {
         var h = Self.playing()
-        h.send(.lineEdge(LineEdge(line: .playPause, isActive: true, at: h.now)))
-        h.now = h.now.advanced(byMilliseconds: 900)
+        h.assertEffects(of: .lineEdge(LineEdge(line: .playPause, isActive: true, at: h.now)), equal: [])
+        h.now = h.now.advanced(byMilliseconds: 5)
+        let down = h.now
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"audio pause(fadeMs: 400, ticket: 2)"#,
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down })
+        h.now = h.now.advanced(byMilliseconds: 895)
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"long"}"#,
-            #"audio pause(fadeMs: 400, ticket: 2)"#,
+            #"audio pause(fadeMs: 400, ticket: 3)"#,
             #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
-        ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false })
+        ], state: { $0.session.isActive = false; $0.session.pausedSince = nil })
     }
 
+    /// next, previous and the encoder switch (no long or double meaning
+    /// configured for them) act when the press begins, 5 ms after the first
+    /// edge; the release only publishes the gesture.
     @Test func nextPreviousAndEncoderSwitchPresses() {
         var h = Self.playing()
-        h.pressAndRelease(.next)
+        let presses: [(InputLine, String, [String], (inout VisibleState) -> Void)] = [
+            (.next, "next", [#"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#], { $0.selected = "pink" }),
+            (.previous, "previous", [#"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#], { $0.selected = "white" }),
+        ]
+        for (line, name, actions, change) in presses {
+            h.assertEffects(of: .lineEdge(LineEdge(line: line, isActive: true, at: h.now)), equal: [])
+            h.now = h.now.advanced(byMilliseconds: 5)
+            h.assertEffects(of: .tick(h.now), equal: actions, state: change)
+            _ = h.edge(line, false, afterMs: 95)
+            h.now = h.now.advanced(byMilliseconds: 100)
+            h.assertEffects(of: .tick(h.now), equal: [
+                #"publish ~/event qos0 {"source":"button","name":"\#(name)","gesture":"press"}"#,
+            ])
+        }
+        h.assertEffects(of: .lineEdge(LineEdge(line: .encoderSwitch, isActive: true, at: h.now)), equal: [])
+        h.now = h.now.advanced(byMilliseconds: 5)
+        let down = h.now
         h.assertEffects(of: .tick(h.now), equal: [
-            #"publish ~/event qos0 {"source":"button","name":"next","gesture":"press"}"#,
-            #"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#,
-        ], state: { $0.selected = "pink" })
-        h.pressAndRelease(.previous)
-        h.assertEffects(of: .tick(h.now), equal: [
-            #"publish ~/event qos0 {"source":"button","name":"previous","gesture":"press"}"#,
-            #"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#,
-        ], state: { $0.selected = "white" })
-        h.pressAndRelease(.encoderSwitch)
-        let now = h.now
-        h.assertEffects(of: .tick(now), equal: [
-            #"publish ~/event qos0 {"source":"button","name":"encoderSwitch","gesture":"press"}"#,
             #"audio pause(fadeMs: 400, ticket: 4)"#,
-        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down })
+        _ = h.edge(.encoderSwitch, false, afterMs: 95)
+        h.now = h.now.advanced(byMilliseconds: 100)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"publish ~/event qos0 {"source":"button","name":"encoderSwitch","gesture":"press"}"#,
+        ])
     }
 
     @Test func aDoublePressOnlyPublishesTheEvent() {
