@@ -117,31 +117,30 @@ final class SoundFileReader {
     func readNative(into out: UnsafeMutablePointer<Float>, count: Int) -> Int {
         guard let file, count > 0 else { return 0 }
         guard isPCM16 else { return max(Int(sf_readf_float(file, out, sf_count_t(count))), 0) }
+        guard let (shorts, got) = readShorts(file, count: count) else { return 0 }
+        let scale: Float = 1.0 / 32768
+        for i in 0..<(channels * got) { out[i] = Float(shorts[i]) * scale }
+        return got
+    }
+
+    /// Reads up to `count` frames of 16-bit samples into the reused `shorts`
+    /// buffer (grown when needed); the buffer and the frames read.
+    private func readShorts(_ file: OpaquePointer, count: Int) -> (UnsafeMutablePointer<Int16>, Int)? {
         let samples = channels * count
         if shortsCapacity < samples {
             shorts?.deallocate()
             shorts = .allocate(capacity: samples)
             shortsCapacity = samples
         }
-        guard let shorts else { return 0 }
-        let got = max(Int(sf_readf_short(file, shorts, sf_count_t(count))), 0)
-        let scale: Float = 1.0 / 32768
-        for i in 0..<(channels * got) { out[i] = Float(shorts[i]) * scale }
-        return got
+        guard let shorts else { return nil }
+        return (shorts, max(Int(sf_readf_short(file, shorts, sf_count_t(count))), 0))
     }
 
     /// `readStereo` for 16-bit PCM: `sf_readf_short` (a plain read, no
     /// per-sample work in libsndfile) and one vectorizable conversion loop.
     /// The floats are exactly `sf_readf_float`'s: sample · (1 / 32768).
     private func readPCM16Stereo(_ file: OpaquePointer, into out: UnsafeMutablePointer<Float>, count: Int) -> Int {
-        let samples = channels * count
-        if shortsCapacity < samples {
-            shorts?.deallocate()
-            shorts = .allocate(capacity: samples)
-            shortsCapacity = samples
-        }
-        guard let shorts else { return 0 }
-        let got = max(Int(sf_readf_short(file, shorts, sf_count_t(count))), 0)
+        guard let (shorts, got) = readShorts(file, count: count) else { return 0 }
         let scale: Float = 1.0 / 32768
         if channels == 2 {
             for i in 0..<(2 * got) { out[i] = Float(shorts[i]) * scale }
