@@ -50,7 +50,8 @@ import TestSupport
         try Self.reload(speaker) { $0.replacingOccurrences(of: #""port":\#(broker.port)"#, with: #""port":\#(broker.port),"homeAssistant":{"enabled":false}"#) }
         let removal = peer.waitForMessage(topic: topic, timeout: 20) { $0.receivedAtNanoseconds >= marker }
         #expect(removal?.payload.isEmpty == true, "\(String(describing: removal?.payloadString))\n\(speaker.log.suffix(2000))")
-        #expect(speaker.log.contains("applied mqtt.homeAssistant.enabled"))
+        // The removal goes out first (discovery before what it describes), the log line after it.
+        #expect(speaker.waitForLog(timeout: 10) { $0.contains("applied mqtt.homeAssistant.enabled") })
         let late = try TestPeer(port: broker.port)
         try late.connect()
         try late.subscribe(topic)
