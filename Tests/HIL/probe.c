@@ -150,15 +150,21 @@ static int respond(const char *raw, const char *times, const char *events, const
     return missed ? 1 : 0;
 }
 
+/* Pulls `pull` active for `ms` ms (with bounce bursts if asked), then inactive;
+ * returns the monotonic µs of the first edge. */
+static uint64_t press(const char *pull, int ms, int bounce) {
+    int fd = open_or_die(pull, O_WRONLY);
+    uint64_t t = now_us();
+    change(fd, 1, bounce);
+    sleep_until(t + (uint64_t)ms * 1000u);
+    change(fd, 0, bounce);
+    return t;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 4 && !strcmp(argv[1], "tap")) {
-        int fd = open_or_die(argv[2], O_WRONLY);
-        int bounce = argc > 4;
-        uint64_t t = now_us();
-        change(fd, 1, bounce);
-        sleep_until(t + (uint64_t)atoi(argv[3]) * 1000u);
-        change(fd, 0, bounce);
-        printf("%llu\n", (unsigned long long)t);
+        /* A press that prints when its first edge was pulled (for latency.sh). */
+        printf("%llu\n", (unsigned long long)press(argv[2], atoi(argv[3]), argc > 4));
         return 0;
     }
     if (argc >= 6 && !strcmp(argv[1], "detent")) {
@@ -210,12 +216,7 @@ int main(int argc, char **argv) {
     }
     if (argc >= 7 && !strcmp(argv[1], "respond")) return respond(argv[2], argv[3], argv[4], argv[5], atoi(argv[6]));
     if (argc >= 4 && !strcmp(argv[1], "press")) {
-        int fd = open_or_die(argv[2], O_WRONLY);
-        int bounce = argc > 4;
-        uint64_t t = now_us();
-        change(fd, 1, bounce);
-        sleep_until(t + (uint64_t)atoi(argv[3]) * 1000u);
-        change(fd, 0, bounce);
+        press(argv[2], atoi(argv[3]), argc > 4);
         return 0;
     }
     if (argc >= 6 && !strcmp(argv[1], "turn")) {
