@@ -208,9 +208,12 @@ public final class MQTTLink: @unchecked Sendable {
     /// network thread and destroys the client. Main thread; blocks at most
     /// about `timeoutMs` in all (at least 200 ms for the thread to stop): a
     /// connect still in progress is abandoned, not waited for. Safe to call
-    /// twice.
-    public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
-        guard let mosq = client else { return }
+    /// twice. Returns what it did, so a caller (and a test) can tell a clean
+    /// stop from an abandoned connect without timing it.
+    @discardableResult
+    public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?,
+                         timeoutMs: Int) -> ShutdownOutcome {
+        guard let mosq = client else { return .notRunning }
         let deadline = monotonicMilliseconds() + timeoutMs
         if let finalPublish {
             switch publish(topic: finalPublish.topic, payload: finalPublish.payload, qos: 1, retain: finalPublish.retain) {
@@ -248,7 +251,7 @@ public final class MQTTLink: @unchecked Sendable {
                 client = nil
                 connected.store(false, ordering: .releasing)
                 retainedSelf = nil  // the self-retain now belongs to the network thread
-                return
+                return .abandonedConnect
             } else {
                 pthread_join(thread, nil)
             }
@@ -259,6 +262,18 @@ public final class MQTTLink: @unchecked Sendable {
         connected.store(false, ordering: .releasing)
         retainedSelf?.release()
         retainedSelf = nil
+        return .stopped
+    }
+
+    /// How `shutdown` ended.
+    public enum ShutdownOutcome: Equatable, Sendable {
+        /// Never started, or already shut down: nothing to do.
+        case notRunning
+        /// The network thread stopped and the client was destroyed.
+        case stopped
+        /// The network thread was inside a blocking connect and did not stop in
+        /// time: it was detached and frees the client when the connect returns.
+        case abandonedConnect
     }
 
     /// Applies every setting to a fresh client. Main thread, before connecting.

@@ -14,7 +14,8 @@ public protocol MQTTClient: AnyObject {
     func drainEvents() -> [MQTTEvent]
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome
     func setPatientReconnects(_ patient: Bool)
-    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int)
+    @discardableResult
+    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTLink.ShutdownOutcome
 }
 
 extension MQTTLink: MQTTClient {}

@@ -161,12 +161,33 @@ import Glibc
         #expect(wait(5) { fifo.bytesRead > before + 4 * rate / 4 })
     }
 
-    @Test func shutdownWhilePausedIsQuick() throws {
-        let h = EngineHarness(name: "shutdown")
+    /// A paused engine stops at once: nothing audible is queued, so no fade is
+    /// rendered and the thread exits without writing a frame. Counted in
+    /// frames, not timed (the machine is noisy); the playing twin below shows
+    /// the same count does see a fade.
+    @Test func shutdownWhilePausedWritesNoFade() throws {
+        let h = EngineHarness(name: "shutdown-paused")
         try h.engine.start()
-        let t0 = EngineHarness.now()
         h.engine.shutdown(fadeMs: 400)
-        #expect(EngineHarness.now() - t0 < 0.2)
-        #expect(!h.engine.isRunning)
+        #expect(!h.engine.isRunning, "the audio thread was detached, not joined")
+        #expect(h.fileFrames() == 0, "wrote \(h.fileFrames()) frames while shutting down paused")
+    }
+
+    /// Shutting down while playing renders the whole fade before the thread
+    /// exits: at least the fade's frames reach the file after the request.
+    @Test func shutdownWhilePlayingRendersTheFade() throws {
+        let h = EngineHarness(name: "shutdown-playing")
+        try h.engine.start()
+        h.engine.send(.play(PinkNoise(), fadeMs: 0, ticket: 1))
+        #expect(h.waitForFrames(rate / 4))
+        let before = h.fileFrames()
+        h.engine.shutdown(fadeMs: 400)
+        #expect(!h.engine.isRunning, "the audio thread was detached, not joined")
+        #expect(h.fileFrames() - before >= rate * 400 / 1000,
+                "only \(h.fileFrames() - before) frames after a 400 ms fade was asked for")
+        let s = h.samples()
+        let end = s.count / 2
+        let lastSound = (0..<end).last { s[2 * $0] != 0 || s[2 * $0 + 1] != 0 } ?? 0
+        #expect(lastSound >= before + rate * 300 / 1000, "sound stopped \(lastSound - before) frames after the request")
     }
 }

@@ -180,10 +180,10 @@ import TestSupport
         let speaker = try LinkHarness(port: UInt16(bigEndian: address.sin_port))
         try speaker.link.start()
         #expect(speaker.connected(timeout: 1) == nil)
-        let started = Monotonic.nanoseconds()
-        speaker.shutdown(timeoutMs: 300)
-        let ms = Double(Monotonic.nanoseconds() - started) / 1e6
-        print("shutdown during a stuck connect took \(ms) ms")
-        #expect(ms < 2000, "shutdown blocked \(ms) ms on a connect in progress")
+        // Not timed (the machine is noisy): the link says it left the connect
+        // behind instead of joining a thread that would block for minutes.
+        #expect(speaker.shutdown(timeoutMs: 300) == .abandonedConnect)
+        #expect(speaker.logs.entries.contains { $0.message.contains("still connecting") })
+        #expect(speaker.shutdown(timeoutMs: 300) == .notRunning, "a second shutdown is a no-op")
     }
 }

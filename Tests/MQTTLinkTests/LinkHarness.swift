@@ -105,7 +105,8 @@ final class LinkHarness {
         } != nil
     }
 
-    func shutdown(timeoutMs: Int = 2000) {
+    @discardableResult
+    func shutdown(timeoutMs: Int = 2000) -> MQTTLink.ShutdownOutcome {
         link.shutdown(finalPublish: (topic: Self.availability, payload: Array("offline".utf8), retain: true),
                       timeoutMs: timeoutMs)
     }

@@ -78,7 +78,8 @@ final class InMemoryMQTT: MQTTClient {
 
     func setPatientReconnects(_ patient: Bool) { self.patient = patient }
 
-    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) {
+    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTLink.ShutdownOutcome {
         trace.add("mqtt.shutdown " + (finalPublish.map { "\($0.topic)=\(String(decoding: $0.payload, as: UTF8.self))" } ?? "-"))
+        return .stopped
     }
 }
