@@ -39,12 +39,19 @@ public final class AudioService: SpeakerService {
     private let loop: any EventLoopProtocol
     private let logger: Logger
     private let mixerSettings: (card: String, element: String)?
-    private var mixer: MixerControl?
-    private var registration: LoopRegistration?
+    private var phase: ServicePhase<Running> = .idle
     private weak var context: ServiceContext?
     private var fadeMs: Int
 
     /// `mixer`: the card and element to open in `alsa-mixer` mode (nil: software gain).
+    /// What `start` opened, all of it at once.
+    private struct Running {
+        /// The engine's report fd on the loop.
+        var registration: LoopRegistration
+        /// The mixer element, only in `alsa-mixer` volume mode.
+        var mixer: MixerControl?
+    }
+
     public init(engine: any AudioOutput, catalog: SoundCatalog, streamer: FileStreamer?, mixer: (card: String, element: String)?,
                 fadeMs: Int, loop: any EventLoopProtocol, logger: Logger) {
         self.engine = engine
@@ -68,20 +75,22 @@ public final class AudioService: SpeakerService {
         } catch {
             throw StartupError(exitCode: 2, message: "audio: \(error)")
         }
-        registration = loop.addReader(fd: engine.reportFD) { [unowned self] in self.engineReports() }
+        var mixer: MixerControl?
         if let settings = mixerSettings {
-            let control: MixerControl
             do {
-                control = try MixerControl(card: settings.card, element: settings.element, loop: loop, logger: logger) {
+                mixer = try MixerControl(card: settings.card, element: settings.element, loop: loop, logger: logger) {
                     [unowned self] reading in
                     guard let context = self.context else { return }
                     context.send(.engine(.mixerReading(db: reading.db, level: reading.level, ownWrite: false), at: context.now()))
                 }
             } catch {
+                engine.shutdown(fadeMs: 0)
+                streamer?.shutdown()
                 throw StartupError(exitCode: 2, message: "volume.mixer: \(error); `ambient-speaker devices` lists the elements")
             }
-            mixer = control
         }
+        let registration = loop.addReader(fd: engine.reportFD) { [unowned self] in self.engineReports() }
+        phase = .running(Running(registration: registration, mixer: mixer))
     }
 
     public func perform(_ effect: SpeakerEffect) -> Bool {
@@ -95,12 +104,12 @@ public final class AudioService: SpeakerService {
     }
 
     public func stop() {
-        if let registration { loop.remove(registration) }
-        registration = nil
+        guard case .running(let running) = phase else { return }
+        phase = .stopped
+        loop.remove(running.registration)
         engine.shutdown(fadeMs: min(fadeMs, Self.shutdownFadeLimitMs))
         streamer?.shutdown()
-        mixer?.close()
-        mixer = nil
+        running.mixer?.close()
         context = nil
     }
 
@@ -146,7 +155,7 @@ public final class AudioService: SpeakerService {
         case let .setMixerLevel(level, ticket):
             // The ticket's answer runs after this action's effects.
             var reports: [EngineReport] = []
-            if let mixer {
+            if case .running(let running) = phase, let mixer = running.mixer {
                 let (result, reading) = mixer.write(level: level)
                 switch result {
                 case .success: reports.append(.levelSet(ticket: ticket))

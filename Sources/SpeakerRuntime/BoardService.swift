@@ -23,11 +23,28 @@ public final class BoardService: SpeakerService {
     private let openControlSocket: ControlSocketOpener
     private let openGPIO: (_ onEdge: @escaping (LineEdge) -> Void, _ onFailure: @escaping (GPIOError) -> Void) throws(GPIOError) -> GPIOBoard
     private weak var context: ServiceContext?
-    /// The running board: exactly one of these after start.
-    public private(set) var simulated: SimulatedBoard?
-    private var gpio: GPIOBoard?
-    private var amp: AmpStepper?
-    private var closeControlSocket: () -> Void = {}
+    private var phase: ServicePhase<Running> = .idle
+
+    /// What `start` opened, all of it at once.
+    private struct Running {
+        /// The one board: simulated or libgpiod.
+        var board: RunningBoard
+        /// The UP/DOWN pulse driver, only in `gpio-step` volume mode.
+        var amp: AmpStepper?
+        /// Closes the simulated board's control socket (a no-op without one).
+        var closeControlSocket: () -> Void
+    }
+
+    private enum RunningBoard {
+        case simulated(SimulatedBoard)
+        case gpio(GPIOBoard)
+    }
+
+    /// The simulated board while it runs (tests read its pulse log).
+    public var simulated: SimulatedBoard? {
+        guard case .running(let running) = phase, case .simulated(let board) = running.board else { return nil }
+        return board
+    }
 
     /// `openGPIO` opens the libgpiod board (`board.kind "gpio"`) with the edge and failure callbacks.
     public init(config: SpeakerConfig, loop: any EventLoopProtocol, logger: Logger,
@@ -43,30 +60,33 @@ public final class BoardService: SpeakerService {
     public func start(_ context: ServiceContext) throws(StartupError) {
         self.context = context
         let lines: AmpStepLines
+        let board: RunningBoard
+        var closeControlSocket: () -> Void = {}
         switch config.board.kind {
         case .simulated:
-            let board = SimulatedBoard(loop: loop, logger: logger.named("board")) { [unowned self] edge in
+            let simulated = SimulatedBoard(loop: loop, logger: logger.named("board")) { [unowned self] edge in
                 self.context?.send(.lineEdge(edge))
             }
-            simulated = board
-            lines = board
+            board = .simulated(simulated)
+            lines = simulated
             if let path = config.board.controlSocket {
                 do {
-                    closeControlSocket = try openControlSocket(path) { [unowned board] line in board.handle(command: line) }
+                    closeControlSocket = try openControlSocket(path) { [unowned simulated] line in simulated.handle(command: line) }
                 } catch {
                     throw StartupError(exitCode: 2, message: "board.controlSocket \(path): \(error)")
                 }
             }
         case .gpio:
             do {
-                let board = try openGPIO({ [unowned self] edge in self.context?.send(.lineEdge(edge)) },
-                                         { [unowned self] error in self.context?.fail("\(error)", exitCode: 2) })
-                gpio = board
-                lines = board
+                let gpio = try openGPIO({ [unowned self] edge in self.context?.send(.lineEdge(edge)) },
+                                        { [unowned self] error in self.context?.fail("\(error)", exitCode: 2) })
+                board = .gpio(gpio)
+                lines = gpio
             } catch {
                 throw StartupError(exitCode: error.exitCode, message: error.description)
             }
         }
+        var amp: AmpStepper?
         if config.volume.mode == .gpioStep {
             let step = config.volume.gpioStep
             amp = AmpStepper(loop: loop, lines: lines, pulseMilliseconds: step.pulseMs, gapMilliseconds: step.gapMs,
@@ -74,6 +94,7 @@ public final class BoardService: SpeakerService {
                 self.context?.fail("\(error)", exitCode: 2)
             }
         }
+        phase = .running(Running(board: board, amp: amp, closeControlSocket: closeControlSocket))
     }
 
     /// A text command for the simulated board (demo keys); an error with the gpio board.
@@ -83,18 +104,16 @@ public final class BoardService: SpeakerService {
 
     public func perform(_ effect: SpeakerEffect) -> Bool {
         guard case .amp(let pulse) = effect else { return false }
-        amp?.enqueue(pulse)
+        if case .running(let running) = phase { running.amp?.enqueue(pulse) }
         return true
     }
 
     public func stop() {
-        amp?.stop()
-        amp = nil
-        closeControlSocket()
-        closeControlSocket = {}
-        gpio?.close()
-        gpio = nil
-        simulated = nil
+        guard case .running(let running) = phase else { return }
+        phase = .stopped
+        running.amp?.stop()
+        running.closeControlSocket()
+        if case .gpio(let gpio) = running.board { gpio.close() }
         context = nil
     }
 }

@@ -32,7 +32,8 @@ public final class MQTTService: SpeakerService {
     private let topicRoot: String
     private let broker: String
     private let homeAssistantStatusTopic: String
-    private var registration: LoopRegistration?
+    /// The link's event fd on the loop while running.
+    private var phase: ServicePhase<LoopRegistration> = .idle
     private weak var context: ServiceContext?
 
     public init(client: any MQTTClient, config: SpeakerConfig, loop: any EventLoopProtocol, logger: Logger) {
@@ -46,10 +47,12 @@ public final class MQTTService: SpeakerService {
 
     public func start(_ context: ServiceContext) throws(StartupError) {
         self.context = context
-        registration = loop.addReader(fd: client.eventFD) { [unowned self] in self.events() }
+        let registration = loop.addReader(fd: client.eventFD) { [unowned self] in self.events() }
         do { try client.start() } catch {
+            loop.remove(registration)
             throw StartupError(exitCode: 2, message: "mqtt: \(error)")
         }
+        phase = .running(registration)
     }
 
     public func perform(_ effect: SpeakerEffect) -> Bool {
@@ -68,8 +71,9 @@ public final class MQTTService: SpeakerService {
 
     /// `offline` (acknowledged) before a clean disconnect.
     public func stop() {
-        if let registration { loop.remove(registration) }
-        registration = nil
+        guard case .running(let registration) = phase else { return }
+        phase = .stopped
+        loop.remove(registration)
         client.shutdown(finalPublish: (topic: "\(topicRoot)/availability", payload: Array("offline".utf8), retain: true),
                         timeoutMs: 1500)
         context = nil

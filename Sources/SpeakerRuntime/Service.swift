@@ -33,6 +33,18 @@ extension SpeakerService {
     public func shutdownBegan() {}
 }
 
+/// Where a service is in its lifecycle. What `start` opens is one value,
+/// held only while running: a service never has some of its parts open and
+/// others missing, and a second `stop` finds nothing to release.
+enum ServicePhase<Running> {
+    /// Built, not started.
+    case idle
+    /// Started; holds everything `start` opened.
+    case running(Running)
+    /// Stopped; everything released.
+    case stopped
+}
+
 /// What a running service may ask of the runtime. Loop thread only.
 public protocol ServiceContext: AnyObject {
     /// The loop's clock as a core instant.

@@ -29,7 +29,8 @@ final class RuntimeHarness {
     var reloadResult: Result<SpeakerConfig, ConfigError>
 
     /// `soundFiles`: names of short silent WAV files put in the sounds directory before the catalog scan.
-    init(soundFiles: [String] = [], configure: (inout SpeakerConfig) -> Void = { _ in }) throws {
+    /// `mixer`: the `alsa-mixer` card and element the audio service opens (real alsa-lib).
+    init(soundFiles: [String] = [], mixer: (card: String, element: String)? = nil, configure: (inout SpeakerConfig) -> Void = { _ in }) throws {
         var template = Array("/tmp/seams-runtime-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError(operation: "mkdtemp", errno: errno) }
         directory = String(cString: made)
@@ -82,7 +83,7 @@ final class RuntimeHarness {
             services: [
                 systemd,
                 PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
-                AudioService(engine: audio, catalog: catalog, streamer: nil, mixer: nil, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
+                AudioService(engine: audio, catalog: catalog, streamer: nil, mixer: mixer, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
                 board,
                 MQTTService(client: mqtt, config: config, loop: loop, logger: logger),
             ],

@@ -37,6 +37,19 @@ import MQTTLink
         #expect(h.runtime.group.runningNames.isEmpty)
     }
 
+    /// A service whose start fails part-way releases what it opened itself (the
+    /// group stops only the services started before it): a mixer element that
+    /// does not open (real alsa-lib) stops the engine the audio service started.
+    @Test func aMixerThatDoesNotOpenStopsTheEngineItStarted() throws {
+        let h = try RuntimeHarness(mixer: (card: "ambient-speaker-no-such-card", element: "Master"))
+        let error = try #require(throws: StartupError.self) { try h.runtime.start() }
+        #expect(error.exitCode == 2)
+        #expect(error.message.hasPrefix("volume.mixer: "), "\(error.message)")
+        #expect(h.trace.lines == ["audio.start", "audio.shutdown fade 0"])
+        #expect(h.runtime.group.runningNames.isEmpty)
+        #expect(h.loop.watchedDescriptors.isEmpty, "no reader left on the loop")
+    }
+
     @Test func aPressPlaysOnceTheEngineConfirmsAndIsPublished() throws {
         let h = try RuntimeHarness()
         try h.runtime.start()
