@@ -119,9 +119,13 @@ final class PolyphaseResampler {
     func process(_ input: UnsafePointer<Float>, inputFrames: Int,
                  into output: UnsafeMutablePointer<Float>, outputCapacity: Int) -> (consumed: Int, produced: Int) {
         let take = min(inputFrames, planeCapacity - filled)
-        for c in 0..<channels {
-            let plane = planes + c * planeCapacity + filled
-            for i in 0..<take { plane[i] = input[i * channels + c] }
+        if channels == 1 {
+            (planes + filled).update(from: input, count: take)
+        } else {
+            for c in 0..<channels {
+                let plane = planes + (c &* planeCapacity &+ filled)
+                for i in 0..<take { plane[i] = input[i &* channels &+ c] }
+            }
         }
         filled += take
         var made = 0
