@@ -27,13 +27,14 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
 
         // Adapters: one per outside world.
         .target(name: "CSystemShim"),
         .target(name: "SpeakerSystem", dependencies: ["CSystemShim"]),
         .target(name: "AudioALSA", dependencies: ["CALSA", "Ambience", "SpeakerSystem"]),
-        // Sound files: libsndfile decoding, libsoxr resampling, read-ahead, the catalog.
-        .target(name: "SoundFiles", dependencies: ["CSndfile", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem"]),
+        // Sound files: libFLAC (FLAC) and libsndfile (the rest) decoding, resampling, read-ahead, the catalog.
+        .target(name: "SoundFiles", dependencies: ["CSndfile", "CFLAC", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem"]),
         .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem", "SpeakerCore"]),
         // libgpiod v1 (Debian 12) or v2 (scripts/build-libgpiod-v2), whichever pkg-config finds;
         // CGPIOD is the one C file that picks the API (#ifdef GPIOD_LINE_BULK_MAX_LINES).
@@ -69,7 +70,7 @@ let package = Package(
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol"]),
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
-        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile"]),
+        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile", "CFLAC"]),
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.

@@ -1,6 +1,11 @@
 import CSndfile
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// One sound file opened with libsndfile for reading as stereo floats.
+/// One sound file opened for reading as floats: FLAC with libFLAC directly
+/// (`FLACDecoder`, recognised by its `fLaC` signature), everything else with
+/// libsndfile.
 ///
 /// Opened on any thread, then used by one thread at a time (the main thread
 /// while probing, the read-ahead thread while streaming). Never used on the
@@ -19,6 +24,7 @@ final class SoundFileReader {
     /// True for 16-bit PCM, read as shorts (`readStereo`'s fast path).
     let isPCM16: Bool
     private var file: OpaquePointer?
+    private let flac: FLACDecoder?
     private var scratch: UnsafeMutablePointer<Float>?
     private var scratchFrames = 0
     private var shorts: UnsafeMutablePointer<Int16>?
@@ -29,21 +35,27 @@ final class SoundFileReader {
     /// channels, or without audio frames.
     init(path: String) throws(SoundFileError) {
         self.path = path
+        if Self.hasFLACSignature(path) {
+            let flac = try FLACDecoder(path: path)
+            try Self.check(path: path, channels: flac.channels, rate: flac.sampleRate, frames: flac.frames)
+            self.flac = flac
+            sampleRate = flac.sampleRate
+            channels = flac.channels
+            frames = flac.frames
+            formatName = Self.formatName(Int32(SF_FORMAT_FLAC) | Self.pcmSubtype(bits: flac.bitsPerSample))
+            isPCM16 = false
+            return
+        }
+        flac = nil
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw SoundFileError(path: path, reason: "libsndfile cannot read it: \(String(cString: sf_strerror(nil)))")
         }
-        guard info.channels == 1 || info.channels == 2 else {
+        do {
+            try Self.check(path: path, channels: Int(info.channels), rate: Int(info.samplerate), frames: Int(info.frames))
+        } catch {
             sf_close(file)
-            throw SoundFileError(path: path, reason: "unsupported: \(info.channels) channels (mono or stereo only)")
-        }
-        guard info.samplerate >= 8_000 && info.samplerate <= 384_000 else {
-            sf_close(file)
-            throw SoundFileError(path: path, reason: "unsupported sample rate \(info.samplerate) Hz (8000…384000)")
-        }
-        guard info.frames >= 64 else {
-            sf_close(file)
-            throw SoundFileError(path: path, reason: info.frames <= 0 ? "no audio in it (0 frames)" : "too short (\(info.frames) frames)")
+            throw error
         }
         self.file = file
         sampleRate = Int(info.samplerate)
@@ -51,6 +63,38 @@ final class SoundFileReader {
         frames = Int(info.frames)
         formatName = Self.formatName(info.format)
         isPCM16 = info.format & Int32(SF_FORMAT_SUBMASK) == Int32(SF_FORMAT_PCM_16)
+    }
+
+    /// Mono or stereo, 8…384 kHz, at least 64 frames; else why not.
+    private static func check(path: String, channels: Int, rate: Int, frames: Int) throws(SoundFileError) {
+        guard channels == 1 || channels == 2 else {
+            throw SoundFileError(path: path, reason: "unsupported: \(channels) channels (mono or stereo only)")
+        }
+        guard rate >= 8_000 && rate <= 384_000 else {
+            throw SoundFileError(path: path, reason: "unsupported sample rate \(rate) Hz (8000…384000)")
+        }
+        guard frames >= 64 else {
+            throw SoundFileError(path: path, reason: frames <= 0 ? "no audio in it (0 frames)" : "too short (\(frames) frames)")
+        }
+    }
+
+    /// True when the file starts with FLAC's `fLaC` signature.
+    private static func hasFLACSignature(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { _ = Glibc.close(fd) }
+        var magic: UInt32 = 0
+        return Glibc.read(fd, &magic, 4) == 4 && magic == UInt32(littleEndian: 0x4361_4c66)  // "fLaC"
+    }
+
+    /// libsndfile's PCM subtype for a bit depth (for the format's name).
+    private static func pcmSubtype(bits: Int) -> Int32 {
+        switch bits {
+        case ...8: Int32(SF_FORMAT_PCM_S8)
+        case 9...16: Int32(SF_FORMAT_PCM_16)
+        case 17...24: Int32(SF_FORMAT_PCM_24)
+        default: Int32(SF_FORMAT_PCM_32)
+        }
     }
 
     deinit {
@@ -62,6 +106,7 @@ final class SoundFileReader {
     /// Closes the file (`sf_close`), freeing libsndfile's decoder state; later
     /// reads return 0 frames. For a loop that is now served from memory.
     func close() {
+        flac?.close()
         if let file { sf_close(file) }
         file = nil
         shorts?.deallocate()
@@ -75,6 +120,7 @@ final class SoundFileReader {
     var comment: String? { tag(SF_STR_COMMENT) }
 
     private func tag(_ kind: Int) -> String? {
+        if let flac { return kind == SF_STR_TITLE ? flac.title : flac.comment }
         guard let file, let text = sf_get_string(file, Int32(kind)) else { return nil }
         let s = String(cString: text).trimmingSpaces
         return s.isEmpty ? nil : s
@@ -82,6 +128,10 @@ final class SoundFileReader {
 
     /// Moves the read position to `frame` (`sf_seek`). Throws when the file can't seek.
     func seek(to frame: Int) throws(SoundFileError) {
+        if let flac {
+            guard flac.seek(to: frame) else { throw SoundFileError(path: path, reason: flac.lastError) }
+            return
+        }
         guard let file, sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
             throw SoundFileError(path: path, reason: "seek to frame \(frame) failed: \(lastError)")
         }
@@ -91,6 +141,16 @@ final class SoundFileReader {
     /// floats into `out` (mono is copied to both sides). Returns the frames
     /// read: fewer than `count` at the end of the file or on a decoding error.
     func readStereo(into out: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        if flac != nil, channels == 2 { return readNative(into: out, count: count) }
+        if let flac, count > 0 {
+            let got = flac.read(into: out, count: count)
+            // Up-mix in place, from the end backwards.
+            for i in stride(from: got - 1, through: 0, by: -1) {
+                out[2 * i + 1] = out[i]
+                out[2 * i] = out[i]
+            }
+            return got
+        }
         guard let file, count > 0 else { return 0 }
         if isPCM16 { return readPCM16Stereo(file, into: out, count: count) }
         if channels == 2 {
@@ -115,6 +175,7 @@ final class SoundFileReader {
     /// file is resampled as one channel and up-mixed only when copied out.
     /// Returns the frames read (fewer at the end or on a decoding error).
     func readNative(into out: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        if let flac { return count > 0 ? flac.read(into: out, count: count) : 0 }
         guard let file, count > 0 else { return 0 }
         guard isPCM16 else { return max(Int(sf_readf_float(file, out, sf_count_t(count))), 0) }
         guard let (shorts, got) = readShorts(file, count: count) else { return 0 }
@@ -155,7 +216,7 @@ final class SoundFileReader {
     }
 
     /// libsndfile's text for the last error on this file (`sf_strerror`).
-    var lastError: String { String(cString: sf_strerror(file)) }
+    var lastError: String { flac?.lastError ?? String(cString: sf_strerror(file)) }
 
     private static func formatName(_ format: Int32) -> String {
         var info = SF_FORMAT_INFO()
