@@ -92,9 +92,21 @@ info "audio rms while playing at level $(level): $R1"
 turn_check() {  # $1 detents, $2 step µs, $3 "bounce" or empty
     if [ -n "$3" ]; then how="${2} us per transition, bounce on every edge"; else how="${2} us per transition, no bounce"; fi
     before=$(level)
-    hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull "$1" "$2" $3
+    mark=$(wc -l < /tmp/speaker1.log)
+    if grep -q 'hil.trace=1' /proc/cmdline; then
+        HIL_TRACE=/tmp/probe-trace.txt hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull "$1" "$2" $3
+    else
+        hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull "$1" "$2" $3
+    fi
     sleep 0.5
     after=$(level)
+    if grep -q 'hil.trace=1' /proc/cmdline; then
+        # Per-edge trace (HIL_TRACE=1 Tests/HIL/run): the pulls written, then the speaker's reads and decoded edges.
+        echo "HIL TRACE [$V] turn $1 $2 $3"
+        sed "s/^/HIL TRACE [$V] probe /" /tmp/probe-trace.txt
+        tail -n +$((mark + 1)) /tmp/speaker1.log | grep -E 'read encoder|edge encoder|knob|kernel dropped' | sed "s/^/HIL TRACE [$V] spk /"
+        echo "HIL TRACE [$V] end"
+    fi
     counted=$(awk -v a="$before" -v b="$after" 'BEGIN { d = (b - a) / 0.05; printf "%d", (d < 0 ? d - 0.5 : d + 0.5) }')
     info "encoder turned=$1 counted=$counted (level $before -> $after, $how)"
     if [ "$4" = "measured" ]; then
