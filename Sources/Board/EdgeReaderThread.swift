@@ -110,7 +110,10 @@ final class EdgeReaderThread: @unchecked Sendable {
             var reads: [EdgeRead] = []
             var failed = false
             for index in requests.indices where fds[index].revents != 0 {
-                let read = drain(index, buffer: &buffer)
+                var read = drain(index, buffer: &buffer)
+                // A hung-up fd with nothing to read would wake poll forever (at real-time priority).
+                let hangUp = Int16(POLLERR) | Int16(POLLHUP) | Int16(POLLNVAL)
+                if read.events.isEmpty && read.error == nil && fds[index].revents & hangUp != 0 { read.error = ENODEV }
                 failed = failed || read.error != nil
                 if !read.events.isEmpty || read.error != nil { reads.append(read) }
             }
