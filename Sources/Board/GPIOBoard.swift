@@ -10,10 +10,12 @@ import SpeakerSystem
 /// across all chips. Inputs report both edges with kernel (monotonic)
 /// timestamps, the configured bias and polarity, and — where the API has it
 /// (v2) — a short kernel debounce on the buttons; the core's software
-/// debounce and quadrature decoder always run on top. Each input's event fd
-/// sits in the main ``EventLoop`` (no polling, no thread per pin): readable →
-/// read the pending events → one ``LineEdge`` each to `onEdge`, in kernel
-/// timestamp order across lines, 3 ms after the edge (``EdgeReorder``).
+/// debounce and quadrature decoder always run on top. One reader thread
+/// (``EdgeReaderThread``, real-time where allowed) drains every input's kernel
+/// queue as soon as an edge is queued and wakes the main ``EventLoop``, which
+/// gives one ``LineEdge`` per edge to `onEdge` (``LineLevelResync`` adds one
+/// where edges were lost), in kernel timestamp order across lines, 3 ms after
+/// the edge (``EdgeReorder``).
 /// In `gpio-step` volume mode it also holds the amp's UP/DOWN lines as
 /// outputs (``AmpStepLines``). A chip that goes away while running (read
 /// error, hang-up, or its `/dev` node deleted) is reported once to
@@ -28,7 +30,6 @@ public final class GPIOBoard: AmpStepLines {
         var role: InputLine
         var location: GPIOLineLocation
         var request: OpaquePointer
-        var registration: EventLoop.Registration?
     }
     private struct Output {
         var location: GPIOLineLocation
@@ -43,6 +44,10 @@ public final class GPIOBoard: AmpStepLines {
     private var outputs: [Bool: Output] = [:]  // true = UP
     private var devWatch: (watch: DirectoryDeletionWatch, registration: EventLoop.Registration)?
     private var failed = false
+    private var reader: EdgeReaderThread?
+    private var readerRegistration: EventLoop.Registration?
+    private var resync = LineLevelResync()
+    private var reportedPriority = false
     /// Edges wait `reorderWindowNs` after their kernel timestamp, so that the
     /// lines' separate queues merge in order (``EdgeReorder``).
     private var reorder = EdgeReorder(windowNs: GPIOBoard.reorderWindowNs)
@@ -77,7 +82,7 @@ public final class GPIOBoard: AmpStepLines {
             for (role, name, activeLow, bias, debounce) in wanted {
                 guard let location = found[name] else { throw GPIOError.unknownLine(name: name, chips: []) }
                 let request = try Self.requestInput(location, activeLow: activeLow, bias: bias, debounceMicroseconds: debounce)
-                inputs.append(Input(role: role, location: location, request: request, registration: nil))
+                inputs.append(Input(role: role, location: location, request: request))
                 logger.info("\(role.rawValue): \(location), \(bias.rawValue), \(activeLow ? "active-low" : "active-high"), "
                     + "both edges, kernel debounce \(debounce) µs")
             }
@@ -94,14 +99,21 @@ public final class GPIOBoard: AmpStepLines {
             throw error
         }
         for index in inputs.indices {
-            let fd = cgpiod_request_fd(inputs[index].request)
             do throws(SystemError) {
-                try Descriptors.setNonBlocking(fd)
+                try Descriptors.setNonBlocking(cgpiod_request_fd(inputs[index].request))
             } catch {
                 releaseAll()
                 throw Self.requestError(inputs[index].location, errno: error.errno)
             }
-            inputs[index].registration = loop.addReader(fd: fd) { [unowned self] in self.readEvents() }
+        }
+        do throws(SystemError) {
+            let reader = try EdgeReaderThread(requests: inputs.map(\.request), queueSize: Int(cgpiod_event_queue_size()))
+            readerRegistration = loop.addReader(fd: reader.ready.fd) { [unowned self] in self.takeReads() }
+            self.reader = reader
+            try reader.start()
+        } catch {
+            releaseAll()
+            throw GPIOError.reader(errno: error.errno)
         }
         watchChipNodes(directory: chipDirectory)
         logger.info("gpio board: \(GPIOChips.libraryDescription), \(inputs.count) inputs, \(outputs.count) outputs")
@@ -123,32 +135,35 @@ public final class GPIOBoard: AmpStepLines {
 
     // MARK: Events
 
-    /// Any input fd is readable: drains **every** input (each line has its
-    /// own fd and kernel thread, so two phases' events arrive on separate
-    /// queues) and delivers the edges merged in kernel-timestamp order — the
-    /// quadrature decoder needs A and B interleaved as they happened.
-    private func readEvents() {
-        guard !failed else { return }
+    /// The reader thread has drained some queues: each drain's edges (with
+    /// the level put right where edges were lost) go through the reorder window.
+    private func takeReads() {
+        guard !failed, let reader else { return }
+        let (reads, realtime) = reader.take()
+        if let realtime, !reportedPriority {
+            reportedPriority = true
+            if realtime { logger.info("gpio reader thread runs SCHED_FIFO priority \(EdgeReaderThread.priority)") } else {
+                logger.notice("gpio reader thread runs without real-time priority: SCHED_FIFO refused (needs root, CAP_SYS_NICE or LimitRTPRIO=); a busy system may drop encoder edges")
+            }
+        }
         var edges: [LineEdge] = []
-        var events = [cgpiod_event](repeating: cgpiod_event(), count: 16)
-        for input in inputs {
-            while true {
-                let n = events.withUnsafeMutableBufferPointer { cgpiod_request_read(input.request, $0.baseAddress, 16) }
-                if n < 0 {
-                    let e = errno
-                    if e == EAGAIN || e == EWOULDBLOCK { break }
-                    if e == EINTR { continue }
-                    fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
-                    return
-                }
-                for event in events.prefix(Int(n)) {
-                    if event.lost > 0 {
-                        logger.warning("\(input.location): the kernel dropped \(event.lost) edge(s) (its queue was full); the decoders resynchronise on the next edges")
-                    }
-                    edges.append(LineEdge(line: input.role, isActive: event.rising != 0,
-                                          at: MonotonicInstant(nanoseconds: event.timestamp_ns)))
-                }
-                if n < 16 { break }
+        for read in reads {
+            let input = inputs[read.input]
+            if let e = read.error {
+                fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
+                return
+            }
+            logger.debug("read \(input.role.rawValue) at \(MonotonicInstant(nanoseconds: read.readAt)): \(read.events.count) "
+                + read.events.map { "\($0.isActive ? 1 : 0)@\($0.at)" }.joined(separator: " ")
+                + (read.reread.map { " reread \($0 ? 1 : 0)" } ?? ""))
+            let lost = read.events.reduce(0) { $0 + Int($1.lost) }
+            if lost > 0 {
+                logger.warning("\(input.location): the kernel dropped \(lost) edge(s) (its queue was full)")
+            }
+            let before = resync.resyncs
+            edges += resync.edges(line: input.role, events: read.events, reread: read.reread, rereadAt: read.readAt)
+            if resync.resyncs > before {
+                logger.warning("\(input.location): edges were lost (the kernel queue of \(cgpiod_event_queue_size()) was full); level re-read and put right")
             }
         }
         reorder.add(edges)
@@ -175,10 +190,9 @@ public final class GPIOBoard: AmpStepLines {
     private func fail(_ error: GPIOError) {
         guard !failed else { return }
         failed = true
-        for index in inputs.indices {
-            if let r = inputs[index].registration { loop.remove(r) }
-            inputs[index].registration = nil
-        }
+        reader?.stop()
+        if let readerRegistration { loop.remove(readerRegistration) }
+        readerRegistration = nil
         onFailure(error)
     }
 
@@ -253,10 +267,11 @@ public final class GPIOBoard: AmpStepLines {
     private func releaseAll() {
         if let timer = reorderTimer { loop.cancel(timer) }
         reorderTimer = nil
-        for input in inputs {
-            if let r = input.registration { loop.remove(r) }
-            cgpiod_request_release(input.request)
-        }
+        reader?.stop()  // joined: the requests are ours again
+        reader = nil
+        if let readerRegistration { loop.remove(readerRegistration) }
+        readerRegistration = nil
+        for input in inputs { cgpiod_request_release(input.request) }
         inputs.removeAll()
         for output in outputs.values { cgpiod_request_release(output.request) }
         outputs.removeAll()

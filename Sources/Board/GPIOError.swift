@@ -16,6 +16,8 @@ public enum GPIOError: Error, Equatable, Sendable, CustomStringConvertible {
     case chipGone(line: String, location: String, errno: Int32)
     /// Driving an output line failed.
     case output(line: String, location: String, errno: Int32)
+    /// The thread that reads the input lines' edges could not be set up.
+    case reader(errno: Int32)
 
     public var exitCode: Int32 {
         if case .unknownLine = self { return 1 }
@@ -41,6 +43,8 @@ public enum GPIOError: Error, Equatable, Sendable, CustomStringConvertible {
             return "GPIO chip of line \(line) (\(location)) is gone: \(String(cString: strerror(e))); the board was removed or its driver unloaded"
         case let .output(line, location, e):
             return "cannot drive GPIO output \(line) (\(location)): \(String(cString: strerror(e)))"
+        case let .reader(e):
+            return "cannot start the GPIO edge reader thread: \(String(cString: strerror(e)))"
         }
     }
 

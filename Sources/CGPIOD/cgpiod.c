@@ -107,6 +107,10 @@ int cgpiod_request_read(cgpiod_request *r, cgpiod_event *out, int max) {
 
 int cgpiod_request_set(cgpiod_request *r, int value) { return gpiod_line_set_value(r->line, value ? 1 : 0); }
 
+int cgpiod_request_get_value(cgpiod_request *r) { return gpiod_line_get_value(r->line); }
+
+int cgpiod_event_queue_size(void) { return 16; /* the kernel's lineevent kfifo (GPIO_CDEV_V1) */ }
+
 void cgpiod_request_release(cgpiod_request *r) {
     if (!r) return;
     gpiod_line_release(r->line);
@@ -116,6 +120,9 @@ void cgpiod_request_release(cgpiod_request *r) {
 
 #else
 /* ---------------------------------------------------------------- v2 API */
+
+/* The kernel's per-request edge queue; 1024 is its maximum (16 per line x 64 lines). */
+#define V2_QUEUE_SIZE 1024
 
 struct cgpiod_request {
     struct gpiod_line_request *request;
@@ -171,7 +178,7 @@ static cgpiod_request *request_v2(const char *path, unsigned int offset, const c
     if (!line_config || !request_config) goto out;
     if (gpiod_line_config_add_line_settings(line_config, &offset, 1, settings) < 0) { e = errno; goto out; }
     gpiod_request_config_set_consumer(request_config, consumer);
-    if (with_events) gpiod_request_config_set_event_buffer_size(request_config, 1024);
+    if (with_events) gpiod_request_config_set_event_buffer_size(request_config, V2_QUEUE_SIZE);
     r = calloc(1, sizeof *r);
     if (!r) goto out;
     r->offset = offset;
@@ -233,6 +240,13 @@ int cgpiod_request_read(cgpiod_request *r, cgpiod_event *out, int max) {
     }
     return n;
 }
+
+int cgpiod_request_get_value(cgpiod_request *r) {
+    enum gpiod_line_value v = gpiod_line_request_get_value(r->request, r->offset);
+    return v == GPIOD_LINE_VALUE_ERROR ? -1 : v == GPIOD_LINE_VALUE_ACTIVE;
+}
+
+int cgpiod_event_queue_size(void) { return V2_QUEUE_SIZE; }
 
 int cgpiod_request_set(cgpiod_request *r, int value) {
     return gpiod_line_request_set_value(r->request, r->offset,

@@ -52,9 +52,19 @@ static int open_or_die(const char *path, int flags) {
     return fd;
 }
 
+/* With HIL_TRACE set, `turn` records every pull it writes (line A = fd trace_a). */
+static struct { uint64_t ns; int fd, active; } trace[8192];
+static int trace_n, trace_on, trace_a = -1;
+
 /* Active-low contact: active = closed to ground = pulled down. */
 static void set_line(int fd, int active) {
     const char *v = active ? "pull-down" : "pull-up";
+    if (trace_on && trace_n < 8192) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        trace[trace_n].ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        trace[trace_n].fd = fd; trace[trace_n].active = active; trace_n++;
+    }
     if (pwrite(fd, v, strlen(v), 0) < 0) { perror("pull"); exit(2); }
 }
 
@@ -223,6 +233,8 @@ int main(int argc, char **argv) {
         int a = open_or_die(argv[2], O_WRONLY), b = open_or_die(argv[3], O_WRONLY);
         int detents = atoi(argv[4]), step = atoi(argv[5]), bounce = argc > 6;
         int lead = detents > 0 ? a : b, lag = detents > 0 ? b : a;
+        const char *trace_path = getenv("HIL_TRACE");
+        trace_on = trace_path != NULL; trace_a = a;
         uint64_t t = now_us();
         for (int i = 0; i < abs(detents); i++) {
             int fds[4] = { lead, lag, lead, lag }, levels[4] = { 1, 1, 0, 0 };
@@ -231,6 +243,14 @@ int main(int argc, char **argv) {
                 t += (uint64_t)step;
                 sleep_until(t);
             }
+        }
+        if (trace_path) {
+            /* "NS A|B LEVEL" per pull written, before the write (kernel timestamps follow it). */
+            FILE *f = fopen(trace_path, "w");
+            if (!f) { perror(trace_path); return 2; }
+            for (int i = 0; i < trace_n; i++)
+                fprintf(f, "%llu %c %d\n", (unsigned long long)trace[i].ns, trace[i].fd == trace_a ? 'A' : 'B', trace[i].active);
+            fclose(f);
         }
         return 0;
     }

@@ -84,6 +84,12 @@ int cgpiod_request_fd(cgpiod_request *request);
 /// Reads up to `max` pending edge events (blocks if none are pending; call
 /// when the fd is readable); returns how many were read.
 int cgpiod_request_read(cgpiod_request *request, cgpiod_event *out, int max);
+/// Reads a line's current logical value (0 or 1), or -1 with errno set.
+int cgpiod_request_get_value(cgpiod_request *request);
+/// How many edges the kernel queues per input request before it drops some:
+/// 16 with v1 (fixed by the uAPI; v1 drops the newest), 1024 with v2 (as
+/// requested; v2 drops the oldest and reports the gap in `lost`).
+int cgpiod_event_queue_size(void);
 /// Sets an output line's logical value (0 or 1).
 int cgpiod_request_set(cgpiod_request *request, int value);
 /// Releases the line (and, for v1, closes its chip). NULL is ignored.
