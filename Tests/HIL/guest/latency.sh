@@ -79,4 +79,6 @@ for LCFG in ${LATENCY_CONFIGS:-default}; do
             || fail "latency ($LCFG): $kind measured" "$n events, $missed without a change: $(grep 'no change' /tmp/resp-$kind.txt | head -3 | tr '\n' ' ')"
     done
     grep -E 'underrun' /tmp/speaker-$LCFG.log | tail -1 | while read -r l; do info "latency ($LCFG): $l"; done
+    # Rewinds (snd_pcm_rewind on snd-aloop): how many, and the worst refill against the margin.
+    grep -E "rewound the device queue|can't rewind" /tmp/speaker-$LCFG.log | tail -1 | while read -r l; do info "latency ($LCFG): $l"; done
 done
