@@ -135,8 +135,8 @@ public final class AudioEngine {
             case .rewindUnavailable(let reason):
                 let queueMs = 1000 * (negotiated ?? settings).bufferFrames / max(sampleRate, 1)
                 logger.notice("device \"\(settings.device)\" can't rewind its queue (\(reason)): changes are heard after the queued audio (up to \(queueMs) ms), as without rewinding")
-            case .rewinds(let total, let worst):
-                logger.info("rewound the device queue \(total) times; at worst it played \(worst) frames before the re-rendered audio reached it (margin \(settings.rewindMarginFrames))")
+            case .rewinds(let total, let worst, let micros):
+                logger.info("rewound the device queue \(total) times; at worst the re-rendered audio reached it \(micros) µs after the rewind, and it had played \(worst) frames by its pointer (margin \(settings.rewindMarginFrames) frames)")
             default: break
             }
             out.append(report)

@@ -68,8 +68,8 @@ extension AudioEngine {
         /// are heard after the queued buffer, as without rewinding.
         case rewindUnavailable(reason: String)
         /// Rewinds so far, and the most frames the device played between a rewind
-        /// and the write that replaced them (must stay below the margin; at most
-        /// one report a second).
-        case rewinds(total: Int, worstRefillFrames: Int)
+        /// and the end of the write that replaced them, by its pointer and by the
+        /// clock (both must stay below the margin; at most one report a second).
+        case rewinds(total: Int, worstRefillFrames: Int, worstRefillMicroseconds: Int)
     }
 }

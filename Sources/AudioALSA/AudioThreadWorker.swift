@@ -56,8 +56,10 @@ final class AudioThreadWorker: @unchecked Sendable {
     private var rewindsReported = 0
     private var rewindReportNanos: Int64 = 0
     private var worstRefill = 0
-    /// Frames left queued by the last rewind, until the write that follows it.
+    private var worstRefillNanos: Int64 = 0
+    /// Frames left queued by the last rewind and when, until the write that follows it.
     private var refillQueued: Int?
+    private var refillSince: Int64 = 0
 
     init(settings: AudioEngine.Settings, playback: ALSAPlayback?, requests: SPSCQueue<Request>,
          reports: SPSCQueue<Report>, requestWake: EventFD, reportWake: EventFD, exitWake: EventFD) {
@@ -182,9 +184,12 @@ final class AudioThreadWorker: @unchecked Sendable {
         }
         let delay = playback.delay()
         if let queued = refillQueued {
-            // What the device played between the rewind and this write's end.
+            // What the device played between the rewind and this write's end
+            // (by its pointer, which some drivers move in ticks), and how long
+            // that took by the clock.
             refillQueued = nil
             worstRefill = max(worstRefill, queued + periodFrames - delay)
+            worstRefillNanos = max(worstRefillNanos, PlaybackPacer.now() - refillSince)
         }
         underrunTotal += underruns
         // At most one underrun report a second, so a device in trouble can't
@@ -202,7 +207,8 @@ final class AudioThreadWorker: @unchecked Sendable {
             if now - rewindReportNanos >= 1_000_000_000 {
                 rewindsReported = rewindCount
                 rewindReportNanos = now
-                report(.rewinds(total: rewindCount, worstRefillFrames: worstRefill))
+                report(.rewinds(total: rewindCount, worstRefillFrames: worstRefill,
+                                worstRefillMicroseconds: Int(worstRefillNanos / 1000)))
             }
         }
         pacer.didWrite(frames: periodFrames, deviceDelay: delay, now: PlaybackPacer.now())
@@ -249,6 +255,7 @@ final class AudioThreadWorker: @unchecked Sendable {
         silentTail = 0
         rewindCount += 1
         refillQueued = max(0, before - taken)
+        refillSince = PlaybackPacer.now()
     }
 
     private func rewindFailed(_ reason: String) {
