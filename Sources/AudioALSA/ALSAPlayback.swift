@@ -3,13 +3,10 @@ import CALSA
 import Glibc
 #endif
 
-/// One open ALSA playback pcm: S16_LE, 2 channels, interleaved, non-blocking
-/// writes after `waitWritable` (the pcm's poll descriptors and a wake-up
-/// eventfd in one `poll`, so a request reaches the audio thread at once
-/// instead of after the blocked write of a period).
+/// One open ALSA playback pcm: S16_LE, 2 channels, interleaved, blocking writes.
 ///
 /// Opened on any thread, then used by exactly one thread (the audio thread once
-/// `AudioEngine` has started). `waitWritable` and `write` allocate nothing.
+/// `AudioEngine` has started). `write` allocates nothing in its steady state.
 final class ALSAPlayback: @unchecked Sendable {
     // @unchecked Sendable: handed from the opening thread to the audio thread
     // before that thread starts, then used only there.
@@ -24,17 +21,6 @@ final class ALSAPlayback: @unchecked Sendable {
     let device: String
     let negotiated: Negotiated
     private var pcm: OpaquePointer?
-    /// The pcm's poll descriptors, then one slot for the caller's wake-up fd.
-    private let pollFDs: UnsafeMutablePointer<pollfd>
-    private let pcmPollCount: Int
-
-    /// What `waitWritable` found.
-    enum Readiness: Equatable {
-        /// Room for the frames asked; `underruns` were recovered while waiting.
-        case writable(underruns: Int)
-        /// The wake-up fd became readable first.
-        case woken
-    }
 
     /// Opens `device` (any ALSA pcm name) for playback and configures it
     /// (`snd_pcm_open`, `snd_pcm_hw_params_*` with `_malloc`, `snd_pcm_sw_params_*`).
@@ -45,10 +31,10 @@ final class ALSAPlayback: @unchecked Sendable {
         // the caller, then switch to blocking writes (the device paces the thread).
         var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
         guard rc >= 0, let handle else { throw ALSAError(device: device, function: "snd_pcm_open", code: rc) }
-        let count = Int(snd_pcm_poll_descriptors_count(handle))
-        if count < 0 {
+        rc = snd_pcm_nonblock(handle, 0)
+        if rc < 0 {
             snd_pcm_close(handle)
-            throw ALSAError(device: device, function: "snd_pcm_poll_descriptors_count", code: Int32(count))
+            throw ALSAError(device: device, function: "snd_pcm_nonblock", code: rc)
         }
         do {
             negotiated = try Self.configure(handle, device: device, sampleRate: sampleRate,
@@ -62,16 +48,10 @@ final class ALSAPlayback: @unchecked Sendable {
             snd_pcm_close(handle)
             throw ALSAError(device: device, function: "snd_pcm_prepare", code: rc)
         }
-        pcmPollCount = count
-        pollFDs = .allocate(capacity: count + 1)
-        pollFDs.initialize(repeating: pollfd(fd: -1, events: 0, revents: 0), count: count + 1)
         pcm = handle
     }
 
-    deinit {
-        close()
-        pollFDs.deallocate()
-    }
+    deinit { close() }
 
     /// Closes the pcm (`snd_pcm_close`); later calls do nothing.
     func close() {
@@ -116,44 +96,10 @@ final class ALSAPlayback: @unchecked Sendable {
         return Negotiated(sampleRate: Int(rate), periodFrames: Int(period), bufferFrames: Int(buffer))
     }
 
-    /// Waits until the device has room for `frames` (`snd_pcm_avail`, then
-    /// `poll` on its descriptors) or `wake` becomes readable, whichever is
-    /// first. Underruns found on the way are recovered (`snd_pcm_recover`) and
-    /// counted; anything it can't fix throws. Audio thread.
-    func waitWritable(frames: Int, orWake wake: Int32) throws(ALSAError) -> Readiness {
-        guard let pcm else { throw ALSAError(device: device, function: "snd_pcm_avail", code: -EBADFD) }
-        var underruns = 0
-        while true {
-            let avail = snd_pcm_avail(pcm)
-            if avail < 0 {
-                let code = Int32(truncatingIfNeeded: avail)
-                if snd_pcm_recover(pcm, code, 1) < 0 { throw ALSAError(device: device, function: "snd_pcm_avail", code: code) }
-                if code == -EPIPE || code == -ESTRPIPE { underruns += 1 }
-                continue
-            }
-            if avail >= frames { return .writable(underruns: underruns) }
-            let filled = Int32(snd_pcm_poll_descriptors(pcm, pollFDs, UInt32(pcmPollCount)))
-            if filled < 0 { throw ALSAError(device: device, function: "snd_pcm_poll_descriptors", code: filled) }
-            pollFDs[pcmPollCount] = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
-            let ready = poll(pollFDs, nfds_t(pcmPollCount + 1), -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw ALSAError(device: device, function: "poll", code: -errno)
-            }
-            if pollFDs[pcmPollCount].revents != 0 { return .woken }
-            var revents: UInt16 = 0
-            let rc = snd_pcm_poll_descriptors_revents(pcm, pollFDs, UInt32(pcmPollCount), &revents)
-            if rc < 0 { throw ALSAError(device: device, function: "snd_pcm_poll_descriptors_revents", code: rc) }
-            // POLLOUT: room (re-checked by snd_pcm_avail); POLLERR: an xrun or a
-            // disconnect, which snd_pcm_avail reports next turn.
-        }
-    }
-
-    /// Writes `frames` interleaved stereo S16 frames (`snd_pcm_writei`) without
-    /// blocking when `waitWritable` said there is room (a plugin that still
-    /// answers EAGAIN is waited for with `snd_pcm_wait`). Underruns and
-    /// suspends are recovered with `snd_pcm_recover`; returns how many were
-    /// recovered in this call. Anything `snd_pcm_recover` can't fix throws. Audio thread.
+    /// Writes `frames` interleaved stereo S16 frames (`snd_pcm_writei`), blocking
+    /// while the device buffer is full. Underruns and suspends are recovered
+    /// with `snd_pcm_recover`; returns how many were recovered in this call.
+    /// Anything `snd_pcm_recover` can't fix throws. Audio thread.
     @discardableResult
     func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(ALSAError) -> Int {
         var underruns = 0
@@ -166,11 +112,7 @@ final class ALSAPlayback: @unchecked Sendable {
                 continue
             }
             let code = Int32(truncatingIfNeeded: n)
-            if code == -EINTR { continue }
-            if code == -EAGAIN {
-                _ = snd_pcm_wait(pcm, 100)
-                continue
-            }
+            if code == -EINTR || code == -EAGAIN { continue }
             let recovered = snd_pcm_recover(pcm, code, 1)
             if recovered < 0 { throw ALSAError(device: device, function: "snd_pcm_writei", code: code) }
             if code == -EPIPE || code == -ESTRPIPE { underruns += 1 }

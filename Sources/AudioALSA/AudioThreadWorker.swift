@@ -140,17 +140,6 @@ final class AudioThreadWorker: @unchecked Sendable {
         if wait > 0 && requestWake.wait(timeoutNanos: wait) {
             return true  // a request arrived while pacing: apply it first
         }
-        // Wait for room for a period, or for a request (applied at once, and
-        // with a rewind heard within the margin instead of after this write).
-        do {
-            switch try playback.waitWritable(frames: periodFrames, orWake: requestWake.fd) {
-            case .woken: return true
-            case .writable(let underruns): underrunTotal += underruns
-            }
-        } catch {
-            deviceFailure(error)
-            return true
-        }
         renderAndWrite(playback)
         return true
     }
