@@ -17,7 +17,7 @@ extension AudioEngine {
         public var rewindMarginFrames: Int
 
         /// Settings with the config defaults (48 kHz, 1024-frame periods, 4096-frame
-        /// buffer, a rewind margin of 512 frames = 10.7 ms: see README "Decisions").
+        /// buffer, a rewind margin of 256 frames = 5.3 ms: see README "Decisions").
         public init(device: String = "default", sampleRate: Int = 48_000, periodFrames: Int = 1024, bufferFrames: Int = 4096,
                     rewindMarginFrames: Int = Self.defaultRewindMarginFrames) {
             self.device = device
@@ -28,7 +28,7 @@ extension AudioEngine {
         }
 
         /// The rewind margin used unless a test asks otherwise.
-        public static let defaultRewindMarginFrames = 512
+        public static let defaultRewindMarginFrames = 256
     }
 
     /// A command from the main thread to the audio thread (see `send(_:)`).

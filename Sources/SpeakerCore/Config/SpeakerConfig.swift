@@ -133,8 +133,8 @@ public struct AudioSection: Equatable, Sendable {
     /// On pause, next/previous/select and a volume change, the audio queued in
     /// the device is taken back (`snd_pcm_rewind`) except this many frames,
     /// which cover re-rendering and the driver's pointer steps; 0 never
-    /// rewinds. 512 (10.7 ms at 48 kHz) by measurement: README "Decisions".
-    public var rewindMarginFrames: Int = 512
+    /// rewinds. 256 (5.3 ms at 48 kHz) by measurement: README "Decisions".
+    public var rewindMarginFrames: Int = 256
 }
 
 public struct VolumeSection: Equatable, Sendable {
