@@ -118,10 +118,10 @@ public final class AmbienceRenderer: @unchecked Sendable {
         master.setGain(linear, rampFrames: rampFrames)
     }
 
-    /// Crossfades to `source` when anything is audible (and `frames` > 0 unless
+    /// Crossfades to `source` when audible (and `frames` > 0 unless
     /// `zeroFramesCrossfade`), else replaces the voices. During a whole-mix
-    /// replay the recorded mix becomes the old voice's input if it was one
-    /// steady voice; otherwise the switch waits for the replay's end.
+    /// replay the recorded mix feeds the old voice if it was one steady
+    /// voice; otherwise the switch waits for the replay's end.
     private func switchVoices(to source: SoundSource, frames: Int, zeroFramesCrossfade: Bool) {
         if replayMix && history.replayRemaining > 0 {
             if let slot = singleSteadyVoice(), history.replaySpanVoiceSteady {
