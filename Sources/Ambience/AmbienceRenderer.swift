@@ -6,6 +6,12 @@
 /// `pause`, `crossfade`, `setGain` and `render` never allocate, lock, or release
 /// the last reference to a source: dropped sources are parked and handed back
 /// through `takeRetired()` so the caller can release them on another thread.
+///
+/// With a history (`historyFrames` > 0) it can also take back what it rendered
+/// last: `rewind(frames:)` after the device dropped that many queued frames,
+/// then the next `play`/`pause`/`crossfade`/`setGain` applies from the rewound
+/// frame, and `render` renders those frames again from their recorded dry mix
+/// (see `RenderHistory`).
 public final class AmbienceRenderer: @unchecked Sendable {
     // @unchecked Sendable: the renderer is created on one thread and then handed
     // to exactly one other (the audio thread) before use; it is never shared.
@@ -32,26 +38,30 @@ public final class AmbienceRenderer: @unchecked Sendable {
     private var retiredHead = 0
     private var retiredCount = 0
 
-    // Transport fade: position p in [0, 1] (gain = smoothstep(p)).
-    private var fadePosition: Float = 0
-    private var fadeTarget: Float = 0
-    private var fadeStep: Float = 0
-    private var fadeRemaining = 0
-
-    // Volume: linear gain ramped per sample.
-    private var volume: Float = 1
-    private var volumeTarget: Float = 1
-    private var volumeStep: Float = 0
-    private var volumeRemaining = 0
+    // Transport fade and volume, ramped per frame.
+    private var master = MasterGain()
+    private var history: RenderHistory
+    // A pending replay either re-renders the whole recorded mix (`replayMix`) or,
+    // after a switch, feeds the recorded mix to the one voice it came from
+    // (`replaySlot`) while the new voice renders beside it.
+    private var replayMix = false
+    private var replaySlot = -1
+    // A switch requested while a whole-mix replay can't become a voice replay
+    // waits for the replay's end (where it would have applied without rewinding).
+    private var deferredSource: SoundSource?
+    private var deferredFrames = 0
+    private var deferredZeroFramesCrossfade = false
 
     private let voiceBuffer: UnsafeMutablePointer<Float>
     private let mixBuffer: UnsafeMutablePointer<Float>
 
     /// A paused renderer with no source and unity gain. Allocates all buffers
-    /// for chunks of up to `maxFrames` frames. Any thread.
-    public init(sampleRate: Int, maxFrames: Int = 4096) {
+    /// for chunks of up to `maxFrames` frames, and a history of the last
+    /// `historyFrames` frames for rewinds (0: no rewinding). Any thread.
+    public init(sampleRate: Int, maxFrames: Int = 4096, historyFrames: Int = 0) {
         self.sampleRate = sampleRate
         self.maxFrames = max(maxFrames, 16)
+        history = RenderHistory(capacity: historyFrames, minChunkFrames: min(self.maxFrames, 64))
         voices = ContiguousArray(repeating: Voice(), count: Self.voiceCount)
         retired = ContiguousArray(repeating: nil, count: Self.retiredCapacity)
         voiceBuffer = .allocate(capacity: 2 * self.maxFrames)
@@ -63,16 +73,17 @@ public final class AmbienceRenderer: @unchecked Sendable {
     deinit {
         voiceBuffer.deallocate()
         mixBuffer.deallocate()
+        history.deallocate()
     }
 
     // MARK: - State
 
     /// True once a pause's fade-out has completed (output is exact zeros).
-    public var isSilent: Bool { fadePosition <= 0 && fadeTarget <= 0 }
+    public var isSilent: Bool { master.isSilent }
     /// True when the transport intends to play (fading in or playing).
-    public var isPlaying: Bool { fadeTarget > 0 }
+    public var isPlaying: Bool { master.isPlaying }
     /// The current linear volume gain (mid-ramp value while ramping).
-    public var currentGain: Float { volume }
+    public var currentGain: Float { master.volume }
     /// True when at least one source is loaded.
     public var hasSource: Bool { voices.contains { $0.source != nil } }
 
@@ -82,57 +93,94 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// source, switches to it: crossfading if anything is audible, replacing
     /// otherwise. With nil, resumes the current source.
     public func play(_ source: SoundSource?, fadeFrames: Int) {
-        if let source {
-            if fadePosition > 0 && hasSource {
-                crossfadeVoices(to: source, frames: fadeFrames)
-            } else {
-                replaceVoices(with: source)
-            }
-        }
-        startFade(to: 1, fullFrames: fadeFrames)
+        history.requestApplied()
+        if let source { switchVoices(to: source, frames: fadeFrames, zeroFramesCrossfade: true) }
+        master.startFade(to: 1, fullFrames: fadeFrames)
     }
 
     /// Fades to silence over `fadeFrames`; the source is kept for `play(nil)`.
     public func pause(fadeFrames: Int) {
-        startFade(to: 0, fullFrames: fadeFrames)
-    }
-
-    /// Moves the fade position to `target` at the rate of a full fade over
-    /// `fullFrames` (a fade reversed midway takes proportionally less time).
-    private func startFade(to target: Float, fullFrames: Int) {
-        fadeTarget = target
-        let frames = Int((abs(target - fadePosition) * Float(max(fullFrames, 0))).rounded(.up))
-        if frames <= 0 {
-            fadePosition = target
-            fadeRemaining = 0
-        } else {
-            fadeRemaining = frames
-            fadeStep = (target - fadePosition) / Float(frames)
-        }
+        history.requestApplied()
+        master.startFade(to: 0, fullFrames: fadeFrames)
     }
 
     /// Switches to `source`: an equal-power crossfade over `frames` when anything
     /// is audible, otherwise (paused) the current source is simply replaced.
     public func crossfade(to source: SoundSource, frames: Int) {
-        if fadePosition > 0 && hasSource && frames > 0 {
+        history.requestApplied()
+        switchVoices(to: source, frames: frames, zeroFramesCrossfade: false)
+    }
+
+    /// Ramps the volume gain linearly to `linear` over `rampFrames`, starting
+    /// from the current (possibly mid-ramp) value, so rapid changes never jump.
+    public func setGain(_ linear: Float, rampFrames: Int) {
+        history.requestApplied()
+        master.setGain(linear, rampFrames: rampFrames)
+    }
+
+    /// Crossfades to `source` when audible (and `frames` > 0 unless
+    /// `zeroFramesCrossfade`), else replaces the voices. During a whole-mix
+    /// replay the recorded mix feeds the old voice if it was one steady
+    /// voice; otherwise the switch waits for the replay's end.
+    private func switchVoices(to source: SoundSource, frames: Int, zeroFramesCrossfade: Bool) {
+        if replayMix && history.replayRemaining > 0 {
+            if let slot = singleSteadyVoice(), history.replaySpanVoiceSteady {
+                replayMix = false
+                replaySlot = slot
+            } else {
+                if let dropped = deferredSource { park(dropped) }
+                deferredSource = source
+                deferredFrames = frames
+                deferredZeroFramesCrossfade = zeroFramesCrossfade
+                return
+            }
+        }
+        if master.fadePosition > 0 && hasSource && (frames > 0 || zeroFramesCrossfade) {
             crossfadeVoices(to: source, frames: frames)
         } else {
             replaceVoices(with: source)
         }
     }
 
-    /// Ramps the volume gain linearly to `linear` over `rampFrames`, starting
-    /// from the current (possibly mid-ramp) value, so rapid changes never jump.
-    public func setGain(_ linear: Float, rampFrames: Int) {
-        let target = linear.isNaN ? 0 : max(0, linear)
-        volumeTarget = target
-        if rampFrames <= 0 {
-            volume = target
-            volumeRemaining = 0
-        } else {
-            volumeRemaining = rampFrames
-            volumeStep = (target - volume) / Float(rampFrames)
+    // MARK: - Rewinding
+
+    /// How many of the frames rendered last may be taken back with
+    /// `rewind(frames:)` before the next request. `forSwitch`: the request
+    /// will be a switch (crossfade), which can start inside a span rendered
+    /// from one steady voice only. 0 without a history.
+    public func rewindableFrames(forSwitch: Bool) -> Int {
+        // Only a whole-mix replay may be rewound again: after a switch the
+        // recorded frames still to replay are the old voice alone.
+        if (history.replayRemaining > 0 && !replayMix) || deferredSource != nil { return 0 }
+        if forSwitch && singleSteadyVoice() == nil { return 0 }
+        return history.rewindable(voiceChange: forSwitch)
+    }
+
+    /// Takes back the last `frames` rendered frames (the device dropped them
+    /// with `snd_pcm_rewind`): the state returns to that frame, the next
+    /// request applies from there, and `render` renders them again. Returns
+    /// the frames taken back (0 if none could be).
+    @discardableResult
+    public func rewind(frames: Int) -> Int {
+        guard frames > 0, frames <= rewindableFrames(forSwitch: false) else { return 0 }
+        let before = history.written
+        guard let restored = history.rewind(frames: frames) else { return 0 }
+        master = restored
+        replayMix = true
+        return Int(before - history.written)
+    }
+
+    /// True while rewound frames are being rendered again.
+    public var isReplaying: Bool { history.replayRemaining > 0 }
+
+    /// The one voice at full crossfade gain, if that is the whole mix.
+    private func singleSteadyVoice() -> Int? {
+        var found: Int?
+        for v in 0..<Self.voiceCount where voices[v].source != nil {
+            guard found == nil, voices[v].theta >= 1, voices[v].target >= 1 else { return nil }
+            found = v
         }
+        return found
     }
 
     /// Removes and returns one dropped source, or nil. The caller must release
@@ -155,11 +203,13 @@ public final class AmbienceRenderer: @unchecked Sendable {
         var outcome = RenderOutcome(isSilent: isSilent, fadeOutCompleted: false, retiredPending: retiredCount)
         var done = 0
         while done < frames {
-            let n = min(maxFrames, frames - done)
+            let n = nextChunkFrames(frames - done)
             let dst = out + 2 * done
             if let (source, gain) = steadySource() {
                 // Nothing ramps: one pass from the source's block to S16, no mix buffer.
+                history.beginChunk(master: master, voiceSteady: true)
                 source.render(into: voiceBuffer, frames: n)
+                history.store(voiceBuffer, frames: n)
                 SampleConversion.convert(voiceBuffer, gain: gain, into: dst, count: 2 * n)
                 done += n
                 continue
@@ -185,7 +235,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
         var outcome = RenderOutcome(isSilent: isSilent, fadeOutCompleted: false, retiredPending: retiredCount)
         var done = 0
         while done < frames {
-            let n = min(maxFrames, frames - done)
+            let n = nextChunkFrames(frames - done)
             let chunk = renderChunk(frames: n)
             if chunk.fadeOutCompleted { outcome.fadeOutCompleted = true }
             (out + 2 * done).update(from: mixBuffer, count: 2 * n)
@@ -201,31 +251,51 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// volume ramp in progress. Then `render` skips the mix buffer; the samples
     /// are the same as the general path's (x·1 + 0 = x, then one multiply).
     private func steadySource() -> (SoundSource, Float)? {
-        guard fadeRemaining == 0, volumeRemaining == 0, fadePosition > 0 else { return nil }
-        var found: SoundSource?
-        for v in 0..<Self.voiceCount where voices[v].source != nil {
-            guard found == nil, voices[v].theta >= 1, voices[v].target >= 1 else { return nil }
-            found = voices[v].source
+        guard master.isSteady, master.fadePosition > 0, history.replayRemaining == 0,
+              let v = singleSteadyVoice(), let source = voices[v].source else { return nil }
+        return (source, master.steadyGain)
+    }
+
+    /// The size of the next chunk (≤ `left`): a replay ends on a chunk
+    /// boundary, where a deferred switch then applies.
+    private func nextChunkFrames(_ left: Int) -> Int {
+        let replay = history.replayRemaining
+        if replay == 0 {
+            replayMix = false
+            replaySlot = -1
+            if let source = deferredSource {
+                deferredSource = nil
+                switchVoices(to: source, frames: deferredFrames, zeroFramesCrossfade: deferredZeroFramesCrossfade)
+            }
+            return min(maxFrames, left)
         }
-        guard let found else { return nil }
-        return (found, Self.smoothstep(fadePosition) * volume)
+        return min(maxFrames, left, replay)
     }
 
     /// Renders `n ≤ maxFrames` frames into `mixBuffer`.
     private func renderChunk(frames n: Int) -> (isSilent: Bool, fadeOutCompleted: Bool) {
         let samples = 2 * n
         if isSilent {
+            // Voices don't advance while silent; a replayed span is skipped.
+            history.beginChunk(master: master, voiceSteady: false)
+            history.store(nil, frames: n)
             mixBuffer.update(repeating: 0, count: samples)
             return (true, false)
         }
-        // The first voice stores into the mix buffer, later ones add to it.
-        var mixed = false
-        for v in 0..<Self.voiceCount where voices[v].source != nil {
-            mixVoice(v, frames: n, accumulate: mixed)
-            mixed = true
+        history.beginChunk(master: master, voiceSteady: !replayMix && singleSteadyVoice() != nil)
+        if replayMix {
+            history.read(into: mixBuffer, frames: n)
+        } else {
+            // The first voice stores into the mix buffer, later ones add to it.
+            var mixed = false
+            for v in 0..<Self.voiceCount where voices[v].source != nil {
+                mixVoice(v, frames: n, accumulate: mixed)
+                mixed = true
+            }
+            if !mixed { mixBuffer.update(repeating: 0, count: samples) }
         }
-        if !mixed { mixBuffer.update(repeating: 0, count: samples) }
-        applyMaster(frames: n)
+        history.store(mixBuffer, frames: n)
+        master.apply(to: mixBuffer, frames: n)
         let completed = isSilent
         if completed {
             // Exact zeros after the fade has reached 0 (no denormal tails).
@@ -238,7 +308,11 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// `mixBuffer` with its crossfade gain.
     private func mixVoice(_ v: Int, frames n: Int, accumulate: Bool) {
         guard let source = voices[v].source else { return }
-        source.render(into: voiceBuffer, frames: n)
+        if v == replaySlot {
+            history.read(into: voiceBuffer, frames: n)  // its source is already past these frames
+        } else {
+            source.render(into: voiceBuffer, frames: n)
+        }
         var voice = voices[v]
         if voice.theta == voice.target {
             let g = Self.equalPower(voice.theta)
@@ -263,33 +337,6 @@ public final class AmbienceRenderer: @unchecked Sendable {
         voices[v].theta = voice.theta
         if voice.theta <= 0 && voice.target <= 0 {
             retireVoice(v)
-        }
-    }
-
-    /// Applies the transport fade and the volume ramp to `mixBuffer`.
-    private func applyMaster(frames n: Int) {
-        let steady = fadeRemaining == 0 && volumeRemaining == 0
-        if steady {
-            let g = Self.smoothstep(fadePosition) * volume
-            if g != 1 {
-                for i in 0..<(2 * n) { mixBuffer[i] *= g }
-            }
-            return
-        }
-        for i in 0..<n {
-            if fadeRemaining > 0 {
-                fadePosition += fadeStep
-                fadeRemaining -= 1
-                if fadeRemaining == 0 { fadePosition = fadeTarget }
-            }
-            if volumeRemaining > 0 {
-                volume += volumeStep
-                volumeRemaining -= 1
-                if volumeRemaining == 0 { volume = volumeTarget }
-            }
-            let g = Self.smoothstep(fadePosition) * volume
-            mixBuffer[2 * i] *= g
-            mixBuffer[2 * i + 1] *= g
         }
     }
 
@@ -326,6 +373,13 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// Moves voice `v`'s source to the retired ring without releasing it.
     private func retireVoice(_ v: Int) {
         guard let source = voices[v].source else { return }
+        if v == replaySlot { replaySlot = -1 }
+        voices[v] = Voice()
+        park(source)
+    }
+
+    /// Parks a dropped source in the retired ring without releasing it.
+    private func park(_ source: SoundSource) {
         if retiredCount < Self.retiredCapacity {
             retired[(retiredHead + retiredCount) % Self.retiredCapacity] = source
             retiredCount += 1
@@ -334,7 +388,6 @@ public final class AmbienceRenderer: @unchecked Sendable {
             // safer than running a deinit on the audio thread.
             _ = Unmanaged<AnyObject>.passRetained(source as AnyObject)
         }
-        voices[v] = Voice()
     }
 
     @inline(__always)

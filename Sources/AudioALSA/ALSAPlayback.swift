@@ -128,6 +128,22 @@ final class ALSAPlayback: @unchecked Sendable {
         return snd_pcm_delay(pcm, &frames) < 0 ? 0 : max(0, frames)
     }
 
+    /// Frames queued in the device that can still be taken back
+    /// (`snd_pcm_rewindable`); a negative errno when the pcm can't tell (some
+    /// plugins). Audio thread.
+    func rewindable() -> Int {
+        guard let pcm else { return Int(-EBADFD) }
+        return snd_pcm_rewindable(pcm)
+    }
+
+    /// Takes back the last `frames` queued frames (`snd_pcm_rewind`): the next
+    /// write replaces them. Returns the frames taken back (possibly fewer), or
+    /// a negative errno. Audio thread.
+    func rewind(frames: Int) -> Int {
+        guard let pcm else { return Int(-EBADFD) }
+        return snd_pcm_rewind(pcm, snd_pcm_uframes_t(max(0, frames)))
+    }
+
     /// Stops immediately, discarding queued frames (`snd_pcm_drop`). Audio thread.
     func drop() {
         if let pcm { snd_pcm_drop(pcm) }

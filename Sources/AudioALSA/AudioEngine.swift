@@ -132,6 +132,11 @@ public final class AudioEngine {
             case .underruns(let total): logger.warning("underrun recovered (\(total) so far)")
             case .realtimeScheduling(let ok):
                 if ok { logger.info("audio thread runs SCHED_FIFO priority 70") } else { logger.notice("audio thread runs without real-time priority: SCHED_FIFO refused (needs root, CAP_SYS_NICE or LimitRTPRIO=)") }
+            case .rewindUnavailable(let reason):
+                let queueMs = 1000 * (negotiated ?? settings).bufferFrames / max(sampleRate, 1)
+                logger.notice("device \"\(settings.device)\" can't rewind its queue (\(reason)): changes are heard after the queued audio (up to \(queueMs) ms), as without rewinding")
+            case .rewinds(let total, let worst, let micros):
+                logger.info("rewound the device queue \(total) times; at worst the re-rendered audio reached it \(micros) µs after the rewind, and it had played \(worst) frames by its pointer (margin \(settings.rewindMarginFrames) frames)")
             default: break
             }
             out.append(report)

@@ -11,14 +11,24 @@ extension AudioEngine {
         public var periodFrames: Int
         /// Device buffer in frames (latency, and how far ahead of real time the thread runs).
         public var bufferFrames: Int
+        /// On an audible change (pause, switch, gain) the queued frames are taken
+        /// back (`snd_pcm_rewind`) except this many, which cover the time to
+        /// render and write the replacement; 0 disables rewinding.
+        public var rewindMarginFrames: Int
 
-        /// Settings with the config defaults (48 kHz, 1024-frame periods, 4096-frame buffer).
-        public init(device: String = "default", sampleRate: Int = 48_000, periodFrames: Int = 1024, bufferFrames: Int = 4096) {
+        /// Settings with the config defaults (48 kHz, 1024-frame periods, 4096-frame
+        /// buffer, a rewind margin of 256 frames = 5.3 ms: see README "Decisions").
+        public init(device: String = "default", sampleRate: Int = 48_000, periodFrames: Int = 1024, bufferFrames: Int = 4096,
+                    rewindMarginFrames: Int = Self.defaultRewindMarginFrames) {
             self.device = device
             self.sampleRate = sampleRate
             self.periodFrames = periodFrames
             self.bufferFrames = bufferFrames
+            self.rewindMarginFrames = rewindMarginFrames
         }
+
+        /// The rewind margin used unless a test asks otherwise.
+        public static let defaultRewindMarginFrames = 256
     }
 
     /// A command from the main thread to the audio thread (see `send(_:)`).
@@ -54,5 +64,12 @@ extension AudioEngine {
         case realtimeScheduling(Bool)
         /// A source the audio thread no longer uses; release it here, on the main thread.
         case retired(SoundSource)
+        /// The device can't take back queued frames (sent once per engine): changes
+        /// are heard after the queued buffer, as without rewinding.
+        case rewindUnavailable(reason: String)
+        /// Rewinds so far, and the most frames the device played between a rewind
+        /// and the end of the write that replaced them, by its pointer and by the
+        /// clock (both must stay below the margin; at most one report a second).
+        case rewinds(total: Int, worstRefillFrames: Int, worstRefillMicroseconds: Int)
     }
 }

@@ -1,3 +1,4 @@
+import CALSA
 import Ambience
 import SpeakerSystem
 import Synchronization
@@ -49,6 +50,17 @@ final class AudioThreadWorker: @unchecked Sendable {
     private var nextRetryNanos: Int64 = 0
     private static let maxBackoffNanos: Int64 = 5_000_000_000
 
+    // Rewinding (see `rewindQueued`): off after the first failure, for good.
+    private var rewindUnavailable = false
+    private var rewindCount = 0
+    private var rewindsReported = 0
+    private var rewindReportNanos: Int64 = 0
+    private var worstRefill = 0
+    private var worstRefillNanos: Int64 = 0
+    /// Frames left queued by the last rewind and when, until the write that follows it.
+    private var refillQueued: Int?
+    private var refillSince: Int64 = 0
+
     init(settings: AudioEngine.Settings, playback: ALSAPlayback?, requests: SPSCQueue<Request>,
          reports: SPSCQueue<Report>, requestWake: EventFD, reportWake: EventFD, exitWake: EventFD) {
         self.settings = settings
@@ -59,7 +71,8 @@ final class AudioThreadWorker: @unchecked Sendable {
         self.reportWake = reportWake
         self.exitWake = exitWake
         periodFrames = max(16, settings.periodFrames)
-        renderer = AmbienceRenderer(sampleRate: settings.sampleRate, maxFrames: periodFrames)
+        renderer = AmbienceRenderer(sampleRate: settings.sampleRate, maxFrames: periodFrames,
+                                    historyFrames: settings.rewindMarginFrames > 0 ? max(settings.bufferFrames, periodFrames) : 0)
         buffer = .allocate(capacity: 2 * periodFrames)
         buffer.initialize(repeating: 0, count: 2 * periodFrames)
         pacer = PlaybackPacer(sampleRate: settings.sampleRate, aheadLimitFrames: max(settings.bufferFrames, periodFrames))
@@ -158,6 +171,15 @@ final class AudioThreadWorker: @unchecked Sendable {
             pendingPlayTicket = nil
             report(.playing(ticket: ticket))
         }
+        let delay = playback.delay()
+        if let queued = refillQueued {
+            // What the device played between the rewind and this write's end
+            // (by its pointer, which some drivers move in ticks), and how long
+            // that took by the clock.
+            refillQueued = nil
+            worstRefill = max(worstRefill, queued + periodFrames - delay)
+            worstRefillNanos = max(worstRefillNanos, PlaybackPacer.now() - refillSince)
+        }
         underrunTotal += underruns
         // At most one underrun report a second, so a device in trouble can't
         // flood the main thread (and MQTT) with a publication per period.
@@ -169,21 +191,83 @@ final class AudioThreadWorker: @unchecked Sendable {
                 report(.underruns(total: underrunTotal))
             }
         }
-        pacer.didWrite(frames: periodFrames, deviceDelay: playback.delay(), now: PlaybackPacer.now())
+        if rewindCount != rewindsReported {
+            let now = PlaybackPacer.now()
+            if now - rewindReportNanos >= 1_000_000_000 {
+                rewindsReported = rewindCount
+                rewindReportNanos = now
+                report(.rewinds(total: rewindCount, worstRefillFrames: worstRefill,
+                                worstRefillMicroseconds: Int(worstRefillNanos / 1000)))
+            }
+        }
+        pacer.didWrite(frames: periodFrames, deviceDelay: delay, now: PlaybackPacer.now())
+    }
+
+    /// Before an audible change: takes back what the device has queued except
+    /// the margin (`snd_pcm_rewind`) and rewinds the renderer by as much, so
+    /// the change is heard about a margin from now instead of after the whole
+    /// buffer. `forSwitch`: the change is a crossfade (see
+    /// `AmbienceRenderer.rewindableFrames`). A device that can't rewind is
+    /// reported once and never asked again; the change then waits for the
+    /// queue, as without rewinding.
+    private func rewindQueued(forSwitch: Bool) {
+        let margin = settings.rewindMarginFrames
+        guard margin > 0, !rewindUnavailable, deviceRunning, !renderer.isSilent, let playback else { return }
+        let ours = renderer.rewindableFrames(forSwitch: forSwitch)
+        guard ours > margin else { return }
+        let queued = playback.rewindable()
+        if queued < 0 {
+            rewindFailed("snd_pcm_rewindable: \(String(cString: snd_strerror(Int32(truncatingIfNeeded: queued))))")
+            return
+        }
+        let before = playback.delay()
+        guard queued > margin else {
+            if queued == 0 && before > margin + periodFrames {
+                rewindFailed("snd_pcm_rewindable is 0 with \(before) frames queued")
+            }
+            return
+        }
+        let taken = playback.rewind(frames: min(ours, queued - margin))
+        if taken < 0 {
+            rewindFailed("snd_pcm_rewind: \(String(cString: snd_strerror(Int32(truncatingIfNeeded: taken))))")
+            return
+        }
+        guard taken > 0 else { return }
+        let rewound = renderer.rewind(frames: taken)
+        if rewound != taken {
+            // Can't happen (taken ≤ ours); if it did, the device and the renderer
+            // disagree on what is queued: stop rewinding rather than repeat audio.
+            rewindFailed("the renderer took back \(rewound) of \(taken) frames")
+            return
+        }
+        pacer.didRewind(frames: taken)
+        silentTail = 0
+        rewindCount += 1
+        refillQueued = max(0, before - taken)
+        refillSince = PlaybackPacer.now()
+    }
+
+    private func rewindFailed(_ reason: String) {
+        rewindUnavailable = true
+        report(.rewindUnavailable(reason: reason))
     }
 
     private func apply(_ request: Request) {
         switch request {
         case .play(let source, let fadeMs, let ticket):
+            if !renderer.isPlaying { rewindQueued(forSwitch: false) }  // reverses a fade-out under way
+            else if source != nil { rewindQueued(forSwitch: true) }
             renderer.play(source, fadeFrames: frames(ms: fadeMs))
             pendingPauseTicket = nil
             pendingPlayTicket = ticket
         case .pause(let fadeMs, let ticket):
+            if renderer.isPlaying { rewindQueued(forSwitch: false) }
             renderer.pause(fadeFrames: frames(ms: fadeMs))
             pendingPlayTicket = nil
             pendingPauseTicket = ticket
             if renderer.isSilent { completePause() }
         case .switchTo(let source, let crossfadeMs, let ticket):
+            if renderer.isPlaying { rewindQueued(forSwitch: true) }
             renderer.crossfade(to: source, frames: frames(ms: crossfadeMs))
             if renderer.isPlaying {
                 pendingPlayTicket = ticket
@@ -191,6 +275,7 @@ final class AudioThreadWorker: @unchecked Sendable {
                 report(.paused(ticket: ticket))
             }
         case .setGain(let gain, let rampMs):
+            if gain != renderer.currentGain { rewindQueued(forSwitch: false) }
             renderer.setGain(gain, rampFrames: frames(ms: rampMs))
         }
     }

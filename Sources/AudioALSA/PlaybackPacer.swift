@@ -39,6 +39,11 @@ struct PlaybackPacer {
         }
     }
 
+    /// Records `frames` taken back from the device (`snd_pcm_rewind`).
+    mutating func didRewind(frames: Int) {
+        written -= Int64(frames)
+    }
+
     /// How long to wait before the next write (0: write now).
     func waitNanos(now: Int64) -> Int64 {
         let excess = ahead(now: now) - aheadLimit

@@ -151,18 +151,16 @@ public struct Speaker: Sendable {
     }
 
     /// Whether a press that has just begun may act now rather than at its
-    /// release. Not with double press enabled (the press may be half of a
-    /// double). play/pause: only to pause — if the hold becomes a long press
-    /// (stop), the fade-out already under way is what stop sounds like; a
-    /// paused speaker waits for the release, since starting playback that a
-    /// long press would stop again would be heard. next, previous and the
-    /// encoder switch mean nothing else when held, so they act at once.
+    /// release: always, unless double press is enabled (the press may be half
+    /// of a double). next, previous and the encoder switch mean nothing else
+    /// when held. play/pause toggles at once too: while playing it pauses (a
+    /// long press then stops, and the fade-out under way is what stop sounds
+    /// like); while paused it plays, and a long press still means stop (the
+    /// session ends with stop's fade-out, so the hold is heard as a short
+    /// swell). README "Decisions" says why: the common short press is ~130 ms
+    /// sooner, and a long press from paused is rare.
     private func actsOnDown(_ button: TransportButton) -> Bool {
-        guard config.inputs.doublePressMs == 0 else { return false }
-        switch button {
-        case .playPause: return state.session.intendsPlayback
-        case .next, .previous, .encoderSwitch: return true
-        }
+        config.inputs.doublePressMs == 0
     }
 
     /// Applies the default action of `gesture` on `button`, if it has one.

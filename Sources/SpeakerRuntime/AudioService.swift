@@ -181,7 +181,7 @@ public final class AudioService: SpeakerService {
             case .deviceAvailable: context.send(.engine(.available, at: context.now()))
             case .deviceUnavailable(let reason): context.send(.engine(.unavailable(reason: reason), at: context.now()))
             case .underruns(let total): context.send(.engine(.underruns(total: total), at: context.now()))
-            case .realtimeScheduling:
+            case .realtimeScheduling, .rewindUnavailable, .rewinds:
                 break  // logged by the engine
             case .retired(let source):
                 if let file = source as? FileSound, file.starvedFrames > 0 {

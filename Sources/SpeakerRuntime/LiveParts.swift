@@ -57,7 +57,8 @@ public enum LiveParts {
     public static func engine(config: SpeakerConfig, logger: Logger, demo: Bool) -> AudioEngine {
         AudioDevices.silenceLibraryMessages()
         var settings = AudioEngine.Settings(device: config.audio.device, sampleRate: config.audio.sampleRate,
-                                            periodFrames: config.audio.periodFrames, bufferFrames: config.audio.bufferFrames)
+                                            periodFrames: config.audio.periodFrames, bufferFrames: config.audio.bufferFrames,
+                                            rewindMarginFrames: config.audio.rewindMarginFrames)
         if demo && config.audio.device == "default" && !AudioDevices.canOpen(device: "default") {
             settings.device = "file:'ambient-demo.wav',wav"
             logger.notice("no sound card: the demo writes its audio to ambient-demo.wav")

@@ -27,6 +27,9 @@ import SpeakerProtocol
         #expect(try decoder.decode(Array(#"{"audio":{"loopMemoryKB":0}}"#.utf8)).audio.loopMemoryKB == 0)
         #expect(error(#"{"audio":{"loopMemoryKB":-1}}"#)?.hasPrefix("audio.loopMemoryKB: ") == true)
         #expect(error(#"{"audio":{"loopMemoryKB":2000000}}"#)?.hasPrefix("audio.loopMemoryKB: ") == true)
+        #expect(try decoder.decode(Array("{}".utf8)).audio.rewindMarginFrames == 256)
+        #expect(try decoder.decode(Array(#"{"audio":{"rewindMarginFrames":0}}"#.utf8)).audio.rewindMarginFrames == 0)
+        #expect(error(#"{"audio":{"rewindMarginFrames":4096}}"#)?.hasPrefix("audio.rewindMarginFrames: must be below audio.bufferFrames") == true)
     }
 
     @Test(arguments: [

@@ -260,17 +260,22 @@ import Testing
 
     // MARK: Buttons, knob, ticks
 
+    /// While paused, play/pause plays when the press begins (5 ms after its
+    /// first edge); the release only publishes the gesture.
     @Test func playPausePressTogglesAndPublishesTheEvent() {
         var h = Self.ready()
         h.assertEffects(of: .lineEdge(LineEdge(line: .playPause, isActive: true, at: h.now)), equal: [])
-        h.now = h.now.advanced(byMilliseconds: 100)
+        h.now = h.now.advanced(byMilliseconds: 5)
+        h.assertEffects(of: .tick(h.now), equal: [
+            #"log info session session-1 started"#,
+            #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        h.now = h.now.advanced(byMilliseconds: 95)
         h.assertEffects(of: .lineEdge(LineEdge(line: .playPause, isActive: false, at: h.now)), equal: [])
         h.now = h.now.advanced(byMilliseconds: 100)
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"press"}"#,
-            #"log info session session-1 started"#,
-            #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
-        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        ])
     }
 
     /// While playing, play/pause acts when the press begins (5 ms after its

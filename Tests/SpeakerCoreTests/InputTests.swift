@@ -117,9 +117,28 @@ import SpeakerProtocol
         h.edge(.playPause, true)
         let up = h.edge(.playPause, false, afterMs: 50)
         #expect(up.published("event").isEmpty, "the release is still inside the debounce time")
+        #expect(up.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)], "played when the press began")
         let settled = h.advance(ms: 30)
         #expect(settled.published("event").first?.jsonText == #"{"source":"button","name":"playPause","gesture":"press"}"#)
-        #expect(settled.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)])
+        #expect(settled.audioRequests.isEmpty, "the release does not toggle back")
+    }
+
+    /// From paused, a long press still means stop: the press started playback
+    /// 5 ms after its first edge, the long press stops it and ends the session.
+    @Test func holdingPlayPauseFromPausedPlaysThenStops() {
+        var h = Harness()
+        h.send(.start(at: h.now))
+        h.edge(.playPause, true)
+        let played = h.advance(ms: 5)
+        #expect(played.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)])
+        h.engineDoes(played)
+        let held = h.advance(ms: 795)
+        #expect(held.published("event").first?["gesture"] == .string("long"))
+        #expect(held.audioRequests == [.pause(fadeMs: 400, ticket: 2)])
+        let done = h.engineDoes(held)
+        #expect(done.lastPublished("session")?["ended"] == .bool(true))
+        h.edge(.playPause, false, afterMs: 200)
+        #expect(h.advance(ms: 30).audioRequests.isEmpty, "the release adds nothing")
     }
 
     @Test func holdingPlayPauseStopsTheSession() {
@@ -171,17 +190,17 @@ import SpeakerProtocol
         #expect(h.advance(ms: 200).audioRequests.isEmpty)
     }
 
-    /// play/pause pauses when pressed (a long press then stops: the same
-    /// fade-out), but starts playback only at the release: a long press means
-    /// stop, and playback it would stop again would be heard.
-    @Test func playPauseActsWhenPressedOnlyToPause() {
+    /// play/pause toggles when pressed, both ways: it pauses while playing
+    /// and plays while paused (README "Decisions"); the release only
+    /// publishes `press`.
+    @Test func playPauseActsWhenPressed() {
         var h = Harness()
         h.send(.start(at: h.now))
         h.edge(.playPause, true)
-        #expect(h.advance(ms: 5).audioRequests.isEmpty, "paused: waits for the release")
+        let played = h.advance(ms: 5)
+        #expect(played.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)], "paused: plays when pressed")
         h.edge(.playPause, false, afterMs: 45)
-        let played = h.advance(ms: 30)
-        #expect(played.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)])
+        #expect(h.advance(ms: 30).audioRequests.isEmpty, "the release does not toggle back")
         h.engineDoes(played)
         h.edge(.playPause, true, afterMs: 500)
         #expect(h.advance(ms: 5).audioRequests == [.pause(fadeMs: 400, ticket: 2)])

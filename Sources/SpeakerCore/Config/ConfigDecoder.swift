@@ -112,6 +112,10 @@ public struct ConfigDecoder: Sendable {
         s.fadeMs = try r.int("fadeMs", default: s.fadeMs, in: 0...10_000)
         s.crossfadeMs = try r.int("crossfadeMs", default: s.crossfadeMs, in: 0...30_000)
         s.loopMemoryKB = try r.int("loopMemoryKB", default: s.loopMemoryKB, in: 0...1_048_576)
+        s.rewindMarginFrames = try r.int("rewindMarginFrames", default: s.rewindMarginFrames, in: 0...131_072)
+        if s.rewindMarginFrames >= s.bufferFrames {
+            throw r.fail("rewindMarginFrames", "must be below audio.bufferFrames (\(s.bufferFrames)), got \(s.rewindMarginFrames)")
+        }
         try r.finish()
         return s
     }

@@ -31,6 +31,7 @@ extension SpeakerConfig {
                 ("periodFrames", num(audio.periodFrames)), ("bufferFrames", num(audio.bufferFrames)),
                 ("soundsDirectory", .string(audio.soundsDirectory)), ("fadeMs", num(audio.fadeMs)),
                 ("crossfadeMs", num(audio.crossfadeMs)), ("loopMemoryKB", num(audio.loopMemoryKB)),
+                ("rewindMarginFrames", num(audio.rewindMarginFrames)),
             ])),
             ("volume", .object([
                 ("mode", .string(volume.mode.rawValue)), ("step", .number(volume.step)),

@@ -130,6 +130,11 @@ public struct AudioSection: Equatable, Sendable {
     /// costs a copy; 0 streams every file. A 30-s mono loop at 48 kHz takes
     /// 2,813, a stereo one 5,625; the default keeps the speaker within 8 MB Pss.
     public var loopMemoryKB: Int = 3072
+    /// On pause, next/previous/select and a volume change, the audio queued in
+    /// the device is taken back (`snd_pcm_rewind`) except this many frames,
+    /// which cover re-rendering and the driver's pointer steps; 0 never
+    /// rewinds. 256 (5.3 ms at 48 kHz) by measurement: README "Decisions".
+    public var rewindMarginFrames: Int = 256
 }
 
 public struct VolumeSection: Equatable, Sendable {

@@ -42,6 +42,19 @@ for LCFG in ${LATENCY_CONFIGS:-default}; do
     mosquitto_pub $MQ -t "$T/command" -q 1 -m '{"id":"l1","action":"select","soundID":"a-high"}'
     wait_for session '"isPlaying":true' 10 || fail "latency ($LCFG): select a-high plays" "$(retained session)"
     sleep 1
+    # The cost of the configuration on the real driver, steady playing, 10 s:
+    # CPU (utime+stime of all threads, USER_HZ 100) and context switches of
+    # every thread (the busiest is the audio thread: its wake-ups).
+    cost() {
+        ticks=$(awk '{ print $14 + $15 }' /proc/$SPK/stat)
+        for t in /proc/$SPK/task/*; do
+            awk '/ctxt_switches/ { n += $2 } END { print n }' $t/status
+        done | awk -v ticks="$ticks" '{ s += $1; if ($1 > m) m = $1 } END { print ticks, s, m }'
+    }
+    c0=$(cost); sleep 10; c1=$(cost)
+    echo "$c0 $c1" | awk -v cfg="$LCFG" -v v="$V" '{
+        printf "HIL BENCH [%s] {\"metric\":\"playing_cpu_%s\",\"value\":%.1f,\"unit\":\"%% of one CPU, 10 s, TCG guest\"}\n", v, cfg, ($4 - $1) / 10
+        printf "HIL BENCH [%s] {\"metric\":\"playing_wakeups_%s\",\"value\":%.1f,\"unit\":\"context switches/s, all threads\",\"busiestThread\":%.1f}\n", v, cfg, ($5 - $2) / 10, ($6 - $3) / 10 }'
     b=0
     while [ $b -lt 4 ]; do
         cap_start
@@ -79,4 +92,6 @@ for LCFG in ${LATENCY_CONFIGS:-default}; do
             || fail "latency ($LCFG): $kind measured" "$n events, $missed without a change: $(grep 'no change' /tmp/resp-$kind.txt | head -3 | tr '\n' ' ')"
     done
     grep -E 'underrun' /tmp/speaker-$LCFG.log | tail -1 | while read -r l; do info "latency ($LCFG): $l"; done
+    # Rewinds (snd_pcm_rewind on snd-aloop): how many, and the worst refill against the margin.
+    grep -E "rewound the device queue|can't rewind" /tmp/speaker-$LCFG.log | tail -1 | while read -r l; do info "latency ($LCFG): $l"; done
 done
