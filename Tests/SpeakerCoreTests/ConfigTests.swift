@@ -111,4 +111,17 @@ import SpeakerProtocol
         #expect(JSONValue.number(.nan).jsonText == "null")
         #expect(JSONValue.number(3).jsonText == "3")
     }
+
+    /// Every byte that needs an escape, at the start, in the middle and at
+    /// the end of a string, between runs that are copied whole.
+    @Test func stringsAreEscapedExactly() throws {
+        #expect(JSONValue.string("").jsonText == #""""#)
+        #expect(JSONValue.string("plain é😀").jsonText == #""plain é😀""#)
+        #expect(JSONValue.string("\"a\\b\nc\rd\te\u{1F}").jsonText == #""\"a\\b\nc\rd\te\u001f""#)
+        var all = ""
+        for code in 0..<0x80 { all.unicodeScalars.append(Unicode.Scalar(UInt8(code))) }
+        let text = JSONValue.string(all).jsonText
+        #expect(text.hasPrefix(#""\u0000\u0001"#) && text.contains(##"\u001f !\"#$"##) && text.hasSuffix("}~\u{7F}\""))
+        #expect(try JSONParser().parse(text) == .string(all))
+    }
 }
