@@ -24,6 +24,11 @@ final class EventMailbox<Event: Sendable>: Sendable {
         waker.signal()
     }
 
+    /// Wakes the consumer without an event (it then serves the link).
+    func nudge() {
+        waker.signal()
+    }
+
     /// Takes every pending event. Resets the eventfd *before* taking the
     /// queue, so an event posted concurrently either comes back now or
     /// leaves the fd readable: no wake-up is lost.

@@ -12,12 +12,23 @@ public protocol MQTTClient: AnyObject {
     var instanceID: String { get }
     func start() throws(MQTTError)
     func drainEvents() -> [MQTTEvent]
+    /// Queue publications until `flush()` (see ``MQTTLink/holdWrites()``).
+    func holdWrites()
+    /// Write what `holdWrites()` held.
+    func flush()
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome
     func setPatientReconnects(_ patient: Bool)
     func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int)
 }
 
 extension MQTTLink: MQTTClient {}
+
+extension MQTTClient {
+    /// A client that writes every publication at once has nothing to hold.
+    public func holdWrites() {}
+    /// A client that writes every publication at once has nothing to flush.
+    public func flush() {}
+}
 
 /// The MQTT seam: link events become actions (`command`, the retained
 /// `session`, Home Assistant's status, connection changes), `.publish`
@@ -74,9 +85,13 @@ public final class MQTTService: SpeakerService {
         context = nil
     }
 
-    /// Drains the link's events into the core.
+    /// Drains the link's events into the core. What they make the core
+    /// publish (a command's state and result) leaves in one write with the
+    /// command's PUBACK, once all of them are reduced.
     private func events() {
         guard let context else { return }
+        client.holdWrites()
+        defer { client.flush() }
         for event in client.drainEvents() {
             switch event {
             case .connected:
