@@ -95,10 +95,14 @@ extension MQTTLink {
         var expirations: UInt64 = 0
         _ = read(readiness.keepalive, &expirations, 8)  // else it stays readable
         guard let mosq = client, mainOwnsSocket else { return }
-        var rc = mosquitto_loop_read(mosq, 1)
-        if rc == .mosqSuccess { rc = mosquitto_loop_misc(mosq) }
-        if rc == .mosqSuccess && watchingOutput { rc = writeOnMain(mosq, cork: false) }
-        if rc != .mosqSuccess || mosquitto_socket(mosq) < 0 { giveBack(rc, errno) }
+        // The callbacks run here and post; drainEvents takes the events right after.
+        let (rc, code) = mailbox.quietly { () -> (Int32, Int32) in
+            var rc = mosquitto_loop_read(mosq, 1)
+            if rc == .mosqSuccess { rc = mosquitto_loop_misc(mosq) }
+            if rc == .mosqSuccess && watchingOutput { rc = writeOnMain(mosq, cork: false) }
+            return (rc, errno)
+        }
+        if rc != .mosqSuccess || mosquitto_socket(mosq) < 0 { giveBack(rc, code) }
     }
 
     /// Writes everything queued, as one TCP segment when `cork` is set (a

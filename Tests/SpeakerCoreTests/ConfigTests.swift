@@ -124,4 +124,15 @@ import SpeakerProtocol
         #expect(text.hasPrefix(#""\u0000\u0001"#) && text.contains(##"\u001f !\"#$"##) && text.hasSuffix("}~\u{7F}\""))
         #expect(try JSONParser().parse(text) == .string(all))
     }
+
+    /// Every field padded, leap days and the turn of the year, before and after
+    /// 1970, and the slow path beyond year 9999.
+    @Test func wallClockReadingsAreISO8601() {
+        #expect(WallClockReading(seconds: 0, milliseconds: 5).iso8601 == "1970-01-01T00:00:00.005Z")
+        #expect(WallClockReading(seconds: 1_796_138_745, milliseconds: 123).iso8601 == "2026-12-01T15:25:45.123Z")
+        #expect(WallClockReading(seconds: 951_782_399, milliseconds: 999).iso8601 == "2000-02-28T23:59:59.999Z")
+        #expect(WallClockReading(seconds: 951_782_400 + 86_399, milliseconds: 0).iso8601 == "2000-02-29T23:59:59.000Z")
+        #expect(WallClockReading(seconds: -3_153_600_001, milliseconds: 40).iso8601 == "1870-01-24T23:59:59.040Z")
+        #expect(WallClockReading(seconds: 253_402_300_800, milliseconds: 7).iso8601 == "10000-01-01T00:00:00.007Z")
+    }
 }
