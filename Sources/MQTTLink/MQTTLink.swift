@@ -87,6 +87,10 @@ public final class MQTTLink: @unchecked Sendable {
     var watchingOutput = false
     /// Main thread: publications are queued until `flush()` (`holdWrites()`).
     var holding = false
+    /// The MQTT v5 properties of every publication without correlation data
+    /// (the `publisher` user property), built at the first publish and
+    /// reused: libmosquitto copies them into each message. Main thread.
+    private var publisherProperties: OpaquePointer?
     private(set) var client: OpaquePointer?
     private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
@@ -102,6 +106,10 @@ public final class MQTTLink: @unchecked Sendable {
         self.readiness = try ReadinessSet(mailbox: mailbox.fd)
         var random = SystemRandomNumberGenerator()
         self.instanceID = String(random.next() as UInt64, radix: 16)
+    }
+
+    deinit {
+        mosquitto_property_free_all(&publisherProperties)
     }
 
     /// Readable (POLLIN) while events are pending or the socket the main
@@ -226,7 +234,10 @@ public final class MQTTLink: @unchecked Sendable {
         guard let mosq = client, isConnected else { return .notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
-        if protocolVersion == 5 {
+        if protocolVersion == 5 && correlationData == nil && publisherProperties == nil {
+            mosquitto_property_add_string_pair(&publisherProperties, Int32(MQTT_PROP_USER_PROPERTY.rawValue),
+                                               "publisher", instanceID)
+        } else if protocolVersion == 5 && correlationData != nil {
             mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), "publisher", instanceID)
         }
         if let correlationData, protocolVersion == 5 {
@@ -239,9 +250,10 @@ public final class MQTTLink: @unchecked Sendable {
             }
         }
         var mid: Int32 = 0
+        let chosen = protocolVersion == 5 && correlationData == nil ? publisherProperties : properties
         let rc = payload.withUnsafeBytes { bytes in
             mosquitto_publish_v5(mosq, &mid, topic, Int32(bytes.count), bytes.baseAddress,
-                                 Int32(qos), retain, properties)
+                                 Int32(qos), retain, chosen)
         }
         switch rc {
         case .mosqSuccess:
@@ -308,6 +320,7 @@ public final class MQTTLink: @unchecked Sendable {
                 networkThread = nil
                 client = nil
                 connected.store(false, ordering: .releasing)
+                mosquitto_property_free_all(&publisherProperties)
                 retainedSelf = nil  // the self-retain now belongs to the network thread
                 return
             } else {
@@ -318,6 +331,7 @@ public final class MQTTLink: @unchecked Sendable {
         mosquitto_destroy(mosq)
         client = nil
         connected.store(false, ordering: .releasing)
+        mosquitto_property_free_all(&publisherProperties)
         retainedSelf?.release()
         retainedSelf = nil
     }

@@ -42,6 +42,9 @@ public final class MQTTService: SpeakerService {
     private let topicRoot: String
     private let broker: String
     private let homeAssistantStatusTopic: String
+    /// `<root>/command` and `<root>/session`, built once (matched for every message).
+    private let commandTopic: String
+    private let sessionTopic: String
     private var registration: LoopRegistration?
     private weak var context: ServiceContext?
 
@@ -52,6 +55,8 @@ public final class MQTTService: SpeakerService {
         topicRoot = config.topicRoot
         broker = "\(config.mqtt.host):\(config.mqtt.port)"
         homeAssistantStatusTopic = HomeAssistantDiscovery.statusTopic(config)
+        commandTopic = "\(config.topicRoot)/command"
+        sessionTopic = "\(config.topicRoot)/session"
     }
 
     public func start(_ context: ServiceContext) throws(StartupError) {
@@ -102,10 +107,10 @@ public final class MQTTService: SpeakerService {
                 context.send(.mqttDisconnected(at: context.now()))
             case .problem(let problem):
                 context.send(.mqttProblem(problem, at: context.now()))
-            case .message(let m) where m.topic == "\(topicRoot)/command":
+            case .message(let m) where m.topic == commandTopic:
                 context.send(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                       correlationData: m.correlationData, retained: m.retain), at: context.now()))
-            case .message(let m) where m.topic == "\(topicRoot)/session":
+            case .message(let m) where m.topic == sessionTopic:
                 if m.retain {
                     let other = m.publisher.map { $0 != client.instanceID } ?? false
                     context.send(.retainedSessionSeen(m.payload, otherPublisher: other, at: context.now()))
