@@ -87,6 +87,9 @@ public final class MQTTLink: @unchecked Sendable {
     var watchingOutput = false
     /// Main thread: publications are queued until `flush()` (`holdWrites()`).
     var holding = false
+    /// Main thread: a publication was queued while holding, so `flush()` has
+    /// several packets to send and corks them (else at most a PUBACK).
+    var heldPublications = false
     /// The MQTT v5 properties of every publication without correlation data
     /// (the `publisher` user property), built at the first publish and
     /// reused: libmosquitto copies them into each message. Main thread.
@@ -168,7 +171,8 @@ public final class MQTTLink: @unchecked Sendable {
     /// owns the socket: it was woken for each publication). Main thread.
     public func flush() {
         holding = false
-        writeNow(cork: true)
+        writeNow(cork: heldPublications)
+        heldPublications = false
     }
 
     /// Writes what is queued if the main thread owns the socket; a failed
@@ -259,7 +263,7 @@ public final class MQTTLink: @unchecked Sendable {
         case .mosqSuccess:
             tracker.published(messageID: mid, qos: qos)
             if mainOwnsSocket {
-                if !holding { writeNow(cork: false) }
+                if holding { heldPublications = true } else { writeNow(cork: false) }
             } else {
                 wake.signal()  // the network thread polls; this makes it write now
             }
