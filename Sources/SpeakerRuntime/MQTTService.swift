@@ -45,6 +45,10 @@ public final class MQTTService: SpeakerService {
     /// `<root>/command` and `<root>/session`, built once (matched for every message).
     private let commandTopic: String
     private let sessionTopic: String
+    /// `<root>/command/result`: the answer a caller waits for.
+    private let resultTopic: String
+    /// True while `events()` holds the link's writes.
+    private var holding = false
     private var registration: LoopRegistration?
     private weak var context: ServiceContext?
 
@@ -57,6 +61,7 @@ public final class MQTTService: SpeakerService {
         homeAssistantStatusTopic = HomeAssistantDiscovery.statusTopic(config)
         commandTopic = "\(config.topicRoot)/command"
         sessionTopic = "\(config.topicRoot)/session"
+        resultTopic = "\(config.topicRoot)/command/result"
     }
 
     public func start(_ context: ServiceContext) throws(StartupError) {
@@ -72,6 +77,13 @@ public final class MQTTService: SpeakerService {
         if case .rejected(let error) = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
                                                        correlationData: p.correlationData) {
             logger.warning("publish to \(p.topic) failed: \(error)")
+        }
+        if holding && p.topic == resultTopic {
+            // A command's answer leaves now, with the PUBACK and the state
+            // held before it, not after every service has observed the new
+            // state (the status line, the deadline timer): same packets, same order.
+            client.flush()
+            client.holdWrites()
         }
         return true
     }
@@ -96,7 +108,11 @@ public final class MQTTService: SpeakerService {
     private func events() {
         guard let context else { return }
         client.holdWrites()
-        defer { client.flush() }
+        holding = true
+        defer {
+            holding = false
+            client.flush()
+        }
         for event in client.drainEvents() {
             switch event {
             case .connected:
