@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CMosquitto
+import SpeakerSystem
 import Synchronization
 
 /// Who drives the libmosquitto client's socket (`MQTTLink.owner`).
@@ -71,6 +72,7 @@ extension MQTTLink {
             let output = mosquitto_want_write(mosq)
             guard !closed, cmosq_readiness_watch(readiness.fd, socket, output ? 1 : 0) == 0 else { return false }
             watchingOutput = output
+            keepaliveDue = MonotonicClock.now() + MQTTLink.keepaliveTickNs  // ≤ the timer's first expiry
             _ = cmosq_timer_every(readiness.keepalive, 1000)
             owner.store(SocketOwner.main, ordering: .releasing)
             return true
@@ -92,9 +94,8 @@ extension MQTTLink {
     /// Writes queued by what was read (a PUBACK) wait for `flush()`, so that
     /// they leave with the answer. Main thread.
     func serviceOnMain() {
-        var expirations: UInt64 = 0
-        _ = read(readiness.keepalive, &expirations, 8)  // else it stays readable
-        guard let mosq = client, mainOwnsSocket else { return }
+        guard let mosq = client, mainOwnsSocket else { return }  // (disarming the timer reset its count)
+        clearKeepaliveTick()
         // The callbacks run here and post; drainEvents takes the events right after.
         let (rc, code) = mailbox.quietly { () -> (Int32, Int32) in
             var rc = mosquitto_loop_read(mosq, 1)
@@ -103,6 +104,18 @@ extension MQTTLink {
             return (rc, errno)
         }
         if rc != .mosqSuccess || mosquitto_socket(mosq) < 0 { giveBack(rc, code) }
+    }
+
+    /// Reads the keepalive timerfd (else it stays readable) only once it can
+    /// have fired: `keepaliveDue` trails its expiries (set just before it was
+    /// armed, advanced by whole periods), so a drain for a command costs no
+    /// read(2) of it. Main thread, owning the socket.
+    private func clearKeepaliveTick() {
+        guard MonotonicClock.now() >= keepaliveDue else { return }
+        var expirations: UInt64 = 0
+        if read(readiness.keepalive, &expirations, 8) == 8 {
+            keepaliveDue += expirations * MQTTLink.keepaliveTickNs
+        }
     }
 
     /// Writes everything queued, as one TCP segment when `cork` is set (a

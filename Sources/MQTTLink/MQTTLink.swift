@@ -87,6 +87,11 @@ public final class MQTTLink: @unchecked Sendable {
     var watchingOutput = false
     /// Main thread: publications are queued until `flush()` (`holdWrites()`).
     var holding = false
+    /// Main thread (while it owns the socket): no keepalive tick before this
+    /// monotonic instant (ns), see `clearKeepaliveTick`.
+    var keepaliveDue: UInt64 = 0
+    /// The keepalive timer's period.
+    static let keepaliveTickNs: UInt64 = 1_000_000_000
     /// Main thread: a publication was queued while holding, so `flush()` has
     /// several packets to send and corks them (else at most a PUBACK).
     var heldPublications = false
