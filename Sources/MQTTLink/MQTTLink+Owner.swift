@@ -82,6 +82,10 @@ extension MQTTLink {
         while owner.load(ordering: .acquiring) == SocketOwner.main {
             if waitReadable(wake.fd, milliseconds: 60_000) { wake.drain() }
         }
+        // The give-back's own signal may have come before the wait: spent
+        // here, so it does not cut the backoff wait after a loss short
+        // (`shutdown` signals again once it has set `stopRequested`).
+        wake.drain()
         return returned.withLock { result in
             defer { result = (Int32(MOSQ_ERR_SUCCESS.rawValue), 0) }
             return result
