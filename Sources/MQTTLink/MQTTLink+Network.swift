@@ -49,6 +49,7 @@ extension MQTTLink {
                         }
                         lendable = false
                     }
+                    if isConnected { announceConnected() }  // not lent: the core hears of it now
                     rc = serviceOnce(mosq)
                     savedErrno = errno
                 }

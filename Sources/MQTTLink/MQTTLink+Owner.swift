@@ -77,6 +77,7 @@ extension MQTTLink {
             owner.store(SocketOwner.main, ordering: .releasing)
             return true
         }
+        announceConnected()
         guard lent else { return nil }
         mailbox.nudge()  // the main thread writes what was queued meanwhile
         while owner.load(ordering: .acquiring) == SocketOwner.main {
@@ -90,6 +91,13 @@ extension MQTTLink {
             defer { result = (Int32(MOSQ_ERR_SUCCESS.rawValue), 0) }
             return result
         }
+    }
+
+    /// Posts the `.connected` that on_connect left pending, once. Network
+    /// thread (after lending, or when not lending), or on_disconnect.
+    func announceConnected() {
+        let pending = pendingConnected.exchange(-1, ordering: .acquiringAndReleasing)
+        if pending >= 0 { mailbox.post(.connected(sessionPresent: pending == 1)) }
     }
 
     /// One main-thread turn on the socket, from `drainEvents`: read what

@@ -52,6 +52,9 @@ public final class MQTTLink: @unchecked Sendable {
     let fallbackRequested = Atomic<Bool>(false)
     /// Set by on_connect on success; the network thread resets the backoff.
     let established = Atomic<Bool>(false)
+    /// The sessionPresent flag (0/1) of a CONNACK not yet announced as
+    /// `.connected`, or -1 (`announceConnected`).
+    let pendingConnected = Atomic<Int>(-1)
     /// Set by the main thread while the core suspects that another client
     /// with the same client id keeps taking the session over: every
     /// reconnect then waits at least `patientDelayMs`.
