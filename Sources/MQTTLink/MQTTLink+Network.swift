@@ -39,7 +39,17 @@ extension MQTTLink {
                 rc = .mosqSuccess
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
+                var lendable = true
                 while rc == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
+                    if lendable && isConnected {
+                        // Accepted: the main thread serves the socket until it is lost or `shutdown` takes it back.
+                        if let result = lendToMain(mosq) {
+                            (rc, savedErrno) = result
+                            continue
+                        }
+                        lendable = false
+                    }
+                    if isConnected { announceConnected() }  // not lent: the core hears of it now
                     rc = serviceOnce(mosq)
                     savedErrno = errno
                 }

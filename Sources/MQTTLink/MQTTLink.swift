@@ -9,14 +9,23 @@ import Synchronization
 /// fallback, persistent session, last will, TLS, credentials) with its own
 /// reconnect schedule (`ReconnectBackoff`: 0.5 s … 30 s, jittered).
 ///
-/// Threads: `start`, `publish`, `drainEvents` and `shutdown` are called from
-/// the main loop's thread (one thread). The link's own network thread
-/// (`MQTTLink+Network`) connects, runs `mosquitto_loop` and waits out the
-/// backoff; libmosquitto runs the callbacks on it, and they only post events
-/// to a mutex-protected queue and write an eventfd (plus re-subscribing on
-/// connect). The main loop polls `eventFD` and calls `drainEvents()`; it never
-/// waits on the network (libmosquitto is in threaded mode, so `publish` only
-/// queues).
+/// Threads: `start`, `publish`, `drainEvents`, `holdWrites`, `flush` and
+/// `shutdown` are called from the main loop's thread (one thread). The
+/// link's own network thread (`MQTTLink+Network`) connects (DNS, TCP and TLS
+/// may block there), waits for the CONNACK, waits out the backoff and serves
+/// the socket during `shutdown`. Once the broker has accepted the connection
+/// it lends the socket to the main thread and parks (`MQTTLink+Owner`): the
+/// main loop polls `eventFD` (an epoll set of the mailbox, the socket and a
+/// 1 s keepalive timer) and `drainEvents()` reads the socket itself, so a
+/// command is read, reduced and answered on one thread with no hand-off
+/// (issue 13). A lost connection goes back to the network thread, which
+/// reconnects. libmosquitto runs the callbacks on whichever thread owns the
+/// socket; they only post events to a mutex-protected queue and write an
+/// eventfd (plus re-subscribing on connect). libmosquitto is in threaded
+/// mode, so `publish` only queues; the owner writes (the main thread at once,
+/// or at `flush()` after `holdWrites()`; the network thread when woken).
+/// Nothing on the main thread waits on the network: its socket is
+/// non-blocking.
 ///
 /// Lifetime: `start()` retains the link (libmosquitto holds it as userdata)
 /// until `shutdown()`, so a started link must be shut down to be freed. If
@@ -28,7 +37,8 @@ import Synchronization
 /// thread-safe: `mailbox` and `tracker` (Mutex + eventfd), the atomics, and
 /// immutable `let`s (`settings`). `client` is written only by `start` before
 /// the network thread exists and read-only afterwards; the thread that ends
-/// last (decided by `ownership`) destroys it.
+/// last (decided by `ownership`) destroys it. The client's socket is used by
+/// one thread at a time, the one `owner` names (changed under `handover`).
 public final class MQTTLink: @unchecked Sendable {
     /// The settings this link was created with.
     public let settings: MQTTSettings
@@ -42,6 +52,9 @@ public final class MQTTLink: @unchecked Sendable {
     let fallbackRequested = Atomic<Bool>(false)
     /// Set by on_connect on success; the network thread resets the backoff.
     let established = Atomic<Bool>(false)
+    /// The sessionPresent flag (0/1) of a CONNACK not yet announced as
+    /// `.connected`, or -1 (`announceConnected`).
+    let pendingConnected = Atomic<Int>(-1)
     /// Set by the main thread while the core suspects that another client
     /// with the same client id keeps taking the session over: every
     /// reconnect then waits at least `patientDelayMs`.
@@ -65,6 +78,30 @@ public final class MQTTLink: @unchecked Sendable {
     /// `publisher` on every publication, so the speaker can tell its own
     /// retained messages from another client's that uses the same client id.
     public let instanceID: String
+    /// What the main loop polls (`eventFD`).
+    let readiness: ReadinessSet
+    /// Which thread drives the socket: `SocketOwner.network` or `.main`.
+    let owner = Atomic<Int>(SocketOwner.network)
+    /// Held while the owner changes; true once `shutdown` has begun (never lent again).
+    let handover = Mutex<Bool>(false)
+    /// How the main thread's ownership ended: the libmosquitto result and errno of a loss, or success.
+    let returned = Mutex<(Int32, Int32)>((0, 0))
+    /// Main thread (while it owns the socket): EPOLLOUT is watched because the socket did not take everything.
+    var watchingOutput = false
+    /// Main thread: publications are queued until `flush()` (`holdWrites()`).
+    var holding = false
+    /// Main thread (while it owns the socket): no keepalive tick before this
+    /// monotonic instant (ns), see `clearKeepaliveTick`.
+    var keepaliveDue: UInt64 = 0
+    /// The keepalive timer's period.
+    static let keepaliveTickNs: UInt64 = 1_000_000_000
+    /// Main thread: a publication was queued while holding, so `flush()` has
+    /// several packets to send and corks them (else at most a PUBACK).
+    var heldPublications = false
+    /// The MQTT v5 properties of every publication without correlation data
+    /// (the `publisher` user property), built at the first publish and
+    /// reused: libmosquitto copies them into each message. Main thread.
+    private var publisherProperties: OpaquePointer?
     private(set) var client: OpaquePointer?
     private var networkThread: pthread_t?
     private var retainedSelf: Unmanaged<MQTTLink>?
@@ -77,13 +114,19 @@ public final class MQTTLink: @unchecked Sendable {
         self.tracker = try PublishTracker()
         self.wake = try makeEventFD()
         self.finished = try makeEventFD()
+        self.readiness = try ReadinessSet(mailbox: mailbox.fd)
         var random = SystemRandomNumberGenerator()
         self.instanceID = String(random.next() as UInt64, radix: 16)
     }
 
-    /// Readable (POLLIN) while events are pending; poll it from the main
-    /// loop and call `drainEvents()`. Stays valid for the link's lifetime.
-    public var eventFD: Int32 { mailbox.fd }
+    deinit {
+        mosquitto_property_free_all(&publisherProperties)
+    }
+
+    /// Readable (POLLIN) while events are pending or the socket the main
+    /// thread owns needs it; poll it from the main loop and call
+    /// `drainEvents()`. Stays valid for the link's lifetime.
+    public var eventFD: Int32 { readiness.fd }
 
     /// Whether the broker has accepted the connection and it has not dropped
     /// since. Any thread.
@@ -102,10 +145,15 @@ public final class MQTTLink: @unchecked Sendable {
         }
     }
 
-    /// Takes every pending event, oldest first. Logs only at debug: the core
-    /// decides what to say about `.problem` (`BrokerHealth`). Main thread.
+    /// Serves the socket when the main thread owns it (reads what arrived,
+    /// keeps the connection alive), then takes every pending event, oldest
+    /// first. What the reading queued (PUBACKs) is written now, or with the
+    /// answers at `flush()` after `holdWrites()`. Logs only at debug: the
+    /// core decides what to say about `.problem` (`BrokerHealth`). Main thread.
     public func drainEvents() -> [MQTTEvent] {
+        serviceOnMain()
         let events = mailbox.drain()
+        if !holding { writeNow(cork: false) }
         for event in events {
             switch event {
             case .connected(let sessionPresent):
@@ -117,6 +165,30 @@ public final class MQTTLink: @unchecked Sendable {
             }
         }
         return events
+    }
+
+    /// From now until `flush()`, publications (and the PUBACKs of what
+    /// `drainEvents` reads) are queued and leave together at `flush()`: a
+    /// command's acknowledgement, the state it changed and its result in one
+    /// TCP segment. Main thread.
+    public func holdWrites() {
+        holding = true
+    }
+
+    /// Writes what `holdWrites()` held (nothing to do when the network thread
+    /// owns the socket: it was woken for each publication). Main thread.
+    public func flush() {
+        holding = false
+        writeNow(cork: heldPublications)
+        heldPublications = false
+    }
+
+    /// Writes what is queued if the main thread owns the socket; a failed
+    /// write hands the client back to the network thread. Main thread.
+    private func writeNow(cork: Bool) {
+        guard let mosq = client, mainOwnsSocket else { return }
+        let rc = writeOnMain(mosq, cork: cork)
+        if rc != .mosqSuccess { giveBack(rc, errno) }
     }
 
     /// Creates the libmosquitto client, applies the settings (protocol v5,
@@ -166,13 +238,18 @@ public final class MQTTLink: @unchecked Sendable {
     /// Publishes a message. QoS 0 or 1; `correlationData` adds the MQTT v5
     /// Correlation Data property (for replies to a Response Topic). Returns
     /// `.notConnected` without queueing while the broker has not accepted the
-    /// connection. Never blocks on the network. Main thread.
+    /// connection. Never blocks on the network: written at once (non-blocking)
+    /// or at `flush()` after `holdWrites()` when the main thread owns the
+    /// socket, else by the network thread. Main thread.
     public func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool,
                         correlationData: [UInt8]? = nil) -> PublishOutcome {
         guard let mosq = client, isConnected else { return .notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
-        if protocolVersion == 5 {
+        if protocolVersion == 5 && correlationData == nil && publisherProperties == nil {
+            mosquitto_property_add_string_pair(&publisherProperties, Int32(MQTT_PROP_USER_PROPERTY.rawValue),
+                                               "publisher", instanceID)
+        } else if protocolVersion == 5 && correlationData != nil {
             mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), "publisher", instanceID)
         }
         if let correlationData, protocolVersion == 5 {
@@ -185,14 +262,19 @@ public final class MQTTLink: @unchecked Sendable {
             }
         }
         var mid: Int32 = 0
+        let chosen = protocolVersion == 5 && correlationData == nil ? publisherProperties : properties
         let rc = payload.withUnsafeBytes { bytes in
             mosquitto_publish_v5(mosq, &mid, topic, Int32(bytes.count), bytes.baseAddress,
-                                 Int32(qos), retain, properties)
+                                 Int32(qos), retain, chosen)
         }
         switch rc {
         case .mosqSuccess:
             tracker.published(messageID: mid, qos: qos)
-            wake.signal() // the network thread polls; this makes it write now
+            if mainOwnsSocket {
+                if holding { heldPublications = true } else { writeNow(cork: false) }
+            } else {
+                wake.signal()  // the network thread polls; this makes it write now
+            }
             return .queued(messageID: mid)
         case Int32(MOSQ_ERR_NO_CONN.rawValue):
             return .notConnected
@@ -215,6 +297,9 @@ public final class MQTTLink: @unchecked Sendable {
                          timeoutMs: Int) -> ShutdownOutcome {
         guard let mosq = client else { return .notRunning }
         let deadline = monotonicMilliseconds() + timeoutMs
+        // From here the network thread serves the socket (the PUBACKs waited for below, the DISCONNECT).
+        holding = false
+        takeBack(result: (Int32(MOSQ_ERR_SUCCESS.rawValue), 0), closing: true)
         if let finalPublish {
             switch publish(topic: finalPublish.topic, payload: finalPublish.payload, qos: 1, retain: finalPublish.retain) {
             case .queued(let mid):
@@ -250,6 +335,7 @@ public final class MQTTLink: @unchecked Sendable {
                 networkThread = nil
                 client = nil
                 connected.store(false, ordering: .releasing)
+                mosquitto_property_free_all(&publisherProperties)
                 retainedSelf = nil  // the self-retain now belongs to the network thread
                 return .abandonedConnect
             } else {
@@ -260,6 +346,7 @@ public final class MQTTLink: @unchecked Sendable {
         mosquitto_destroy(mosq)
         client = nil
         connected.store(false, ordering: .releasing)
+        mosquitto_property_free_all(&publisherProperties)
         retainedSelf?.release()
         retainedSelf = nil
         return .stopped

@@ -41,7 +41,10 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
     mosquitto_log_callback_set(mosq, nil)
     link.connected.store(true, ordering: .releasing)
     link.established.store(true, ordering: .releasing)
-    link.mailbox.post(.connected(sessionPresent: flags & 1 != 0))
+    // Announced by the network thread once the main thread owns the socket
+    // (`announceConnected`), so that what the core publishes on connecting
+    // is held and leaves in one write, not partly from each thread.
+    link.pendingConnected.store(flags & 1 != 0 ? 1 : 0, ordering: .releasing)
 }
 
 /// on_disconnect (v5): if the connection had been established, report its
@@ -53,6 +56,7 @@ func linkOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointe
                       _ properties: OpaquePointer?) {
     let savedErrno = errno
     guard let link = link(userdata), link.connected.exchange(false, ordering: .acquiringAndReleasing) else { return }
+    link.announceConnected()  // lost before it was lent: the core hears of the connection first
     link.mailbox.post(.disconnected(reason: rc))
     if rc != 0 && !link.stopRequested.load(ordering: .acquiring) {
         link.mailbox.post(.problem(MQTTReasons.lossProblem(code: rc, savedErrno: savedErrno)))

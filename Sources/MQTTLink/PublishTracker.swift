@@ -25,8 +25,11 @@ final class PublishTracker: Sendable {
     private static let limit = 1024
 
     private let state = Mutex(State())
-    /// Readable after any tracked message was acknowledged.
+    /// Readable after a tracked message was acknowledged while `wait` ran.
     private let waker: EventFD
+    /// Set while `wait` runs: only then is an acknowledgement worth an
+    /// eventfd write (a setVolume gets three PUBACKs; issue 13).
+    private let waiting = Atomic<Bool>(false)
 
     init() throws(MQTTError) {
         waker = try makeEventFD()
@@ -54,7 +57,7 @@ final class PublishTracker: Sendable {
             s.early.insert(mid)
             return false
         }
-        if completed { waker.signal() }
+        if completed && waiting.load(ordering: .acquiring) { waker.signal() }
     }
 
     /// Whether `mid` still waits for its PUBACK.
@@ -68,6 +71,8 @@ final class PublishTracker: Sendable {
     /// Blocks (on the eventfd, not by sleeping) until `done()` or the
     /// monotonic `deadline` (ms). Returns whether `done()` became true.
     func wait(deadline: Int, until done: () -> Bool) -> Bool {
+        waiting.store(true, ordering: .releasing)
+        defer { waiting.store(false, ordering: .releasing) }
         while !done() {
             let remaining = deadline - monotonicMilliseconds()
             if remaining <= 0 { return false }

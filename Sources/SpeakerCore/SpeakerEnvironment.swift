@@ -22,6 +22,27 @@ public struct WallClockReading: Equatable, Sendable {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        if (0...9999).contains(year) && (0...999).contains(milliseconds) {
+            // The usual case, digit by digit into one small string: it is
+            // formatted for every `session` publication (issue 13, command path).
+            let fields: [(value: Int64, width: Int, separator: UInt8)] = [
+                (year, 4, UInt8(ascii: "-")), (month, 2, UInt8(ascii: "-")), (day, 2, UInt8(ascii: "T")),
+                (Int64(secOfDay / 3600), 2, UInt8(ascii: ":")), (Int64(secOfDay / 60 % 60), 2, UInt8(ascii: ":")),
+                (Int64(secOfDay % 60), 2, UInt8(ascii: ".")), (Int64(milliseconds), 3, UInt8(ascii: "Z"))]
+            return String(unsafeUninitializedCapacity: 24) { buffer in
+                var end = 0
+                for field in fields {
+                    var rest = field.value
+                    for index in stride(from: end + field.width - 1, through: end, by: -1) {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                    buffer[end + field.width] = field.separator
+                    end += field.width + 1
+                }
+                return end
+            }
+        }
         func pad(_ v: Int64, _ width: Int) -> String {
             let s = String(v)
             return String(repeating: "0", count: max(0, width - s.count)) + s

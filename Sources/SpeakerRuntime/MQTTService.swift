@@ -12,6 +12,10 @@ public protocol MQTTClient: AnyObject {
     var instanceID: String { get }
     func start() throws(MQTTError)
     func drainEvents() -> [MQTTEvent]
+    /// Queue publications until `flush()` (see ``MQTTLink/holdWrites()``).
+    func holdWrites()
+    /// Write what `holdWrites()` held.
+    func flush()
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome
     func setPatientReconnects(_ patient: Bool)
     @discardableResult
@@ -19,6 +23,13 @@ public protocol MQTTClient: AnyObject {
 }
 
 extension MQTTLink: MQTTClient {}
+
+extension MQTTClient {
+    /// A client that writes every publication at once has nothing to hold.
+    public func holdWrites() {}
+    /// A client that writes every publication at once has nothing to flush.
+    public func flush() {}
+}
 
 /// The MQTT seam: link events become actions (`command`, the retained
 /// `session`, Home Assistant's status, connection changes), `.publish`
@@ -32,6 +43,13 @@ public final class MQTTService: SpeakerService {
     private let topicRoot: String
     private let broker: String
     private let homeAssistantStatusTopic: String
+    /// `<root>/command` and `<root>/session`, built once (matched for every message).
+    private let commandTopic: String
+    private let sessionTopic: String
+    /// `<root>/command/result`: the answer a caller waits for.
+    private let resultTopic: String
+    /// True while `events()` holds the link's writes.
+    private var holding = false
     /// The link's event fd on the loop while running.
     private var phase: ServicePhase<LoopRegistration> = .idle
     private weak var context: ServiceContext?
@@ -43,6 +61,9 @@ public final class MQTTService: SpeakerService {
         topicRoot = config.topicRoot
         broker = "\(config.mqtt.host):\(config.mqtt.port)"
         homeAssistantStatusTopic = HomeAssistantDiscovery.statusTopic(config)
+        commandTopic = "\(config.topicRoot)/command"
+        sessionTopic = "\(config.topicRoot)/session"
+        resultTopic = "\(config.topicRoot)/command/result"
     }
 
     public func start(_ context: ServiceContext) throws(StartupError) {
@@ -54,12 +75,20 @@ public final class MQTTService: SpeakerService {
         }
         phase = .running(registration)
     }
+    }
 
     public func perform(_ effect: SpeakerEffect) -> Bool {
         guard case .publish(let p) = effect else { return false }
         if case .rejected(let error) = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
                                                        correlationData: p.correlationData) {
             logger.warning("publish to \(p.topic) failed: \(error)")
+        }
+        if holding && p.topic == resultTopic {
+            // A command's answer leaves now, with the PUBACK and the state
+            // held before it, not after every service has observed the new
+            // state (the status line, the deadline timer): same packets, same order.
+            client.flush()
+            client.holdWrites()
         }
         return true
     }
@@ -79,9 +108,17 @@ public final class MQTTService: SpeakerService {
         context = nil
     }
 
-    /// Drains the link's events into the core.
+    /// Drains the link's events into the core. What they make the core
+    /// publish (a command's state and result) leaves in one write with the
+    /// command's PUBACK, once all of them are reduced.
     private func events() {
         guard let context else { return }
+        client.holdWrites()
+        holding = true
+        defer {
+            holding = false
+            client.flush()
+        }
         for event in client.drainEvents() {
             switch event {
             case .connected:
@@ -92,10 +129,10 @@ public final class MQTTService: SpeakerService {
                 context.send(.mqttDisconnected(at: context.now()))
             case .problem(let problem):
                 context.send(.mqttProblem(problem, at: context.now()))
-            case .message(let m) where m.topic == "\(topicRoot)/command":
+            case .message(let m) where m.topic == commandTopic:
                 context.send(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                       correlationData: m.correlationData, retained: m.retain), at: context.now()))
-            case .message(let m) where m.topic == "\(topicRoot)/session":
+            case .message(let m) where m.topic == sessionTopic:
                 if m.retain {
                     let other = m.publisher.map { $0 != client.instanceID } ?? false
                     context.send(.retainedSessionSeen(m.payload, otherPublisher: other, at: context.now()))

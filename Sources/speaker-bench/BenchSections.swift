@@ -8,7 +8,7 @@ import TestSupport
 struct BenchSections {
     /// The parts, in the order they run.
     enum Section: String, CaseIterable {
-        case encoder, bounce, render, speaker, files, memory
+        case encoder, bounce, render, speaker, command, files, memory
     }
 
     /// The parts to run (all when none was named).
@@ -16,11 +16,13 @@ struct BenchSections {
 
     /// Usage text for `--help` and bad arguments.
     static let usage = """
-        usage: speaker-bench [encoder] [bounce] [render] [speaker] [files] [memory]
+        usage: speaker-bench [encoder] [bounce] [render] [speaker] [command] [files] [memory]
           Prints one JSON line per figure on stdout: {"metric": …, "value": …, "unit": …}.
           With no arguments every section runs. The speaker section runs the
           ambient-speaker binary from $AMBIENT_SPEAKER_BIN, else the one next to
-          this executable, against a private mosquitto on loopback. files:
+          this executable, against a private mosquitto on loopback; command:
+          only setVolume → command/result beside the broker floor, interleaved
+          in blocks (not part of the default run). files:
           instructions per audio-second under callgrind beside sox (valgrind,
           sox, strip); memory: Rss/Pss/private dirty playing a file sound.
         """
@@ -32,7 +34,7 @@ struct BenchSections {
             guard let section = Section(rawValue: argument) else { return nil }
             chosen.append(section)
         }
-        selected = chosen.isEmpty ? Section.allCases : Section.allCases.filter(chosen.contains)
+        selected = chosen.isEmpty ? Section.allCases.filter { $0 != .command } : Section.allCases.filter(chosen.contains)
     }
 
     /// `$AMBIENT_SPEAKER_BIN`, else `ambient-speaker` next to this executable

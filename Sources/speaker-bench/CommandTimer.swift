@@ -80,9 +80,11 @@ final class CommandTimer {
 
     /// `count` `setVolume` commands alternating 0.3 / 0.6, each timed to the
     /// session whose device level matches and to its result.
-    func volumeCommands(_ count: Int) -> CommandSamples {
+    /// Ids are `b<firstID>`, `b<firstID + 1>`, … (never repeated within a run:
+    /// the speaker would re-send a known id's result without applying it).
+    func volumeCommands(_ count: Int, firstID: Int = 0) -> CommandSamples {
         var samples = CommandSamples()
-        for i in 0..<count {
+        for i in firstID..<(firstID + count) {
             let level = i % 2 == 0 ? 0.3 : 0.6
             samples.add(time(action: "setVolume", id: "b\(i)", extra: ",\"level\":\(level)") { session in
                 session.volumeLevel.map { abs($0 - level) < 1e-6 } ?? false

@@ -38,9 +38,16 @@ struct SpeakerBench {
                     report.note("\(section.rawValue) section failed: \(error)")
                     failed = true
                 }
-            case .speaker:
+            case .speaker, .command:
                 do {
-                    try SpeakerLatency(speakerExecutable: BenchSections.speakerExecutable()).run(report: report)
+                    var latency = try SpeakerLatency(speakerExecutable: BenchSections.speakerExecutable())
+                    if section == .command {
+                        // 20 blocks of 50 floor round trips and 50 setVolume commands.
+                        latency.interleavedBlocks = 20
+                        latency.echoes = 1000
+                        latency.volumeCommands = 1000
+                    }
+                    try latency.run(report: report)
                 } catch {
                     report.note("speaker section failed: \(error)")
                     failed = true

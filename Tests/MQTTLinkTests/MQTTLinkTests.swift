@@ -194,4 +194,25 @@ import TestSupport
         #expect(second.message(on: LinkHarness.command)?.payload == Array("while-away".utf8))
         second.shutdown()
     }
+
+    /// Once connected the main thread owns the socket, and keepalive is its
+    /// job too (the 1 s timer in `eventFD` → `mosquitto_loop_misc`). A link
+    /// pumped like the main loop but otherwise idle for 15 s must ping: the
+    /// broker drops a client silent for 1.5 × keepalive (7.5 s here; mosquitto
+    /// 2.0.11 was seen to do it 10.9 s after the CONNECT). Then a command
+    /// still arrives on the same connection.
+    @Test func anIdleLinkPumpedByItsLoopPingsPastItsKeepalive() throws {
+        let broker = try TestBroker()
+        let speaker = try LinkHarness(port: broker.port) { $0.keepaliveSeconds = 5 }
+        try speaker.link.start()
+        #expect(speaker.connected() != nil)
+        #expect(speaker.disconnected(timeout: 15) == nil, "the broker dropped the idle link: no PINGREQ")
+        #expect(speaker.link.isConnected)
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.publish(topic: LinkHarness.command, string: "after-idle")
+        #expect(speaker.message(on: LinkHarness.command)?.payload == Array("after-idle".utf8))
+        #expect(speaker.unclaimed.isEmpty, "no other event while idle: \(speaker.unclaimed)")
+        speaker.shutdown()
+    }
 }

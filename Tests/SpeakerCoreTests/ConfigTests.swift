@@ -114,4 +114,28 @@ import SpeakerProtocol
         #expect(JSONValue.number(.nan).jsonText == "null")
         #expect(JSONValue.number(3).jsonText == "3")
     }
+
+    /// Every byte that needs an escape, at the start, in the middle and at
+    /// the end of a string, between runs that are copied whole.
+    @Test func stringsAreEscapedExactly() throws {
+        #expect(JSONValue.string("").jsonText == #""""#)
+        #expect(JSONValue.string("plain é😀").jsonText == #""plain é😀""#)
+        #expect(JSONValue.string("\"a\\b\nc\rd\te\u{1F}").jsonText == #""\"a\\b\nc\rd\te\u001f""#)
+        var all = ""
+        for code in 0..<0x80 { all.unicodeScalars.append(Unicode.Scalar(UInt8(code))) }
+        let text = JSONValue.string(all).jsonText
+        #expect(text.hasPrefix(#""\u0000\u0001"#) && text.contains(##"\u001f !\"#$"##) && text.hasSuffix("}~\u{7F}\""))
+        #expect(try JSONParser().parse(text) == .string(all))
+    }
+
+    /// Every field padded, leap days and the turn of the year, before and after
+    /// 1970, and the slow path beyond year 9999.
+    @Test func wallClockReadingsAreISO8601() {
+        #expect(WallClockReading(seconds: 0, milliseconds: 5).iso8601 == "1970-01-01T00:00:00.005Z")
+        #expect(WallClockReading(seconds: 1_796_138_745, milliseconds: 123).iso8601 == "2026-12-01T15:25:45.123Z")
+        #expect(WallClockReading(seconds: 951_782_399, milliseconds: 999).iso8601 == "2000-02-28T23:59:59.999Z")
+        #expect(WallClockReading(seconds: 951_782_400 + 86_399, milliseconds: 0).iso8601 == "2000-02-29T23:59:59.000Z")
+        #expect(WallClockReading(seconds: -3_153_600_001, milliseconds: 40).iso8601 == "1870-01-24T23:59:59.040Z")
+        #expect(WallClockReading(seconds: 253_402_300_800, milliseconds: 7).iso8601 == "10000-01-01T00:00:00.007Z")
+    }
 }
