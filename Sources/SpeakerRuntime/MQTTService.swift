@@ -75,7 +75,6 @@ public final class MQTTService: SpeakerService {
         }
         phase = .running(registration)
     }
-    }
 
     public func perform(_ effect: SpeakerEffect) -> Bool {
         guard case .publish(let p) = effect else { return false }
