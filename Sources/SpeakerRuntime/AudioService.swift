@@ -43,7 +43,6 @@ public final class AudioService: SpeakerService {
     private weak var context: ServiceContext?
     private var fadeMs: Int
 
-    /// `mixer`: the card and element to open in `alsa-mixer` mode (nil: software gain).
     /// What `start` opened, all of it at once.
     private struct Running {
         /// The engine's report fd on the loop.
@@ -52,6 +51,7 @@ public final class AudioService: SpeakerService {
         var mixer: MixerControl?
     }
 
+    /// `mixer`: the card and element to open in `alsa-mixer` mode (nil: software gain).
     public init(engine: any AudioOutput, catalog: SoundCatalog, streamer: FileStreamer?, mixer: (card: String, element: String)?,
                 fadeMs: Int, loop: any EventLoopProtocol, logger: Logger) {
         self.engine = engine
