@@ -352,17 +352,6 @@ public final class MQTTLink: @unchecked Sendable {
         return .stopped
     }
 
-    /// How `shutdown` ended.
-    public enum ShutdownOutcome: Equatable, Sendable {
-        /// Never started, or already shut down: nothing to do.
-        case notRunning
-        /// The network thread stopped and the client was destroyed.
-        case stopped
-        /// The network thread was inside a blocking connect and did not stop in
-        /// time: it was detached and frees the client when the connect returns.
-        case abandonedConnect
-    }
-
     /// Applies every setting to a fresh client. Main thread, before connecting.
     private func configure(_ mosq: OpaquePointer) throws(MQTTError) {
         func check(_ function: String, _ rc: Int32) throws(MQTTError) {
