@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Opened on any thread, then used by exactly one thread (the audio thread once
 /// `AudioEngine` has started). `write` allocates nothing in its steady state.
-final class ALSAPlayback: @unchecked Sendable {
+final class ALSAPlayback: PCMOutput, @unchecked Sendable {
     // @unchecked Sendable: handed from the opening thread to the audio thread
     // before that thread starts, then used only there.
 
@@ -21,34 +21,58 @@ final class ALSAPlayback: @unchecked Sendable {
     let device: String
     let negotiated: Negotiated
     private var pcm: OpaquePointer?
+    /// The local configuration the pcm was opened from, if any (freed on close).
+    private var localConfiguration: OpaquePointer?
 
     /// Opens `device` (any ALSA pcm name) for playback and configures it
     /// (`snd_pcm_open`, `snd_pcm_hw_params_*` with `_malloc`, `snd_pcm_sw_params_*`).
-    init(device: String, sampleRate: Int, periodFrames: Int, bufferFrames: Int) throws(ALSAError) {
+    /// With `configuration` (ALSA configuration text), `device` is looked up in
+    /// that text alone instead of the system's configuration
+    /// (`snd_pcm_open_lconf`): how tests build pcm chains no name reaches,
+    /// such as a `rate` pcm over a file.
+    init(device: String, configuration: String? = nil, sampleRate: Int, periodFrames: Int,
+         bufferFrames: Int) throws(ALSAError) {
         self.device = device
         var handle: OpaquePointer?
         // Open non-blocking so a busy device fails with EBUSY instead of hanging
         // the caller, then switch to blocking writes (the device paces the thread).
-        var rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
-        guard rc >= 0, let handle else { throw ALSAError(device: device, function: "snd_pcm_open", code: rc) }
+        var rc: Int32
+        var config: OpaquePointer?
+        if let configuration {
+            let top = try Self.loadConfiguration(configuration, device: device)
+            rc = snd_pcm_open_lconf(&handle, device, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK), top)
+            config = top
+        } else {
+            rc = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, Int32(SND_PCM_NONBLOCK))
+        }
+        /// Undoes the open on a later failure.
+        func abandon(_ handle: OpaquePointer?) {
+            if let handle { snd_pcm_close(handle) }
+            if let config { snd_config_delete(config) }
+        }
+        guard rc >= 0, let handle else {
+            abandon(nil)
+            throw ALSAError(device: device, function: "snd_pcm_open", code: rc)
+        }
         rc = snd_pcm_nonblock(handle, 0)
         if rc < 0 {
-            snd_pcm_close(handle)
+            abandon(handle)
             throw ALSAError(device: device, function: "snd_pcm_nonblock", code: rc)
         }
         do {
             negotiated = try Self.configure(handle, device: device, sampleRate: sampleRate,
                                              periodFrames: periodFrames, bufferFrames: bufferFrames)
         } catch {
-            snd_pcm_close(handle)
+            abandon(handle)
             throw error
         }
         rc = snd_pcm_prepare(handle)
         if rc < 0 {
-            snd_pcm_close(handle)
+            abandon(handle)
             throw ALSAError(device: device, function: "snd_pcm_prepare", code: rc)
         }
         pcm = handle
+        localConfiguration = config
     }
 
     deinit { close() }
@@ -57,6 +81,26 @@ final class ALSAPlayback: @unchecked Sendable {
     func close() {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil
+        if let localConfiguration { snd_config_delete(localConfiguration) }
+        localConfiguration = nil
+    }
+
+    /// Parses ALSA configuration text into a new tree (`snd_config_load`).
+    private static func loadConfiguration(_ text: String, device: String) throws(ALSAError) -> OpaquePointer {
+        var top: OpaquePointer?
+        var rc = snd_config_top(&top)
+        guard rc >= 0, let top else { throw ALSAError(device: device, function: "snd_config_top", code: rc) }
+        var input: OpaquePointer?
+        rc = text.withCString { snd_input_buffer_open(&input, $0, -1) }
+        if rc >= 0, let input {
+            rc = snd_config_load(top, input)
+            snd_input_close(input)
+        }
+        if rc < 0 {
+            snd_config_delete(top)
+            throw ALSAError(device: device, function: "snd_config_load", code: rc)
+        }
+        return top
     }
 
     private static func configure(_ pcm: OpaquePointer, device: String, sampleRate: Int,

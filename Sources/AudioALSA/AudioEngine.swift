@@ -23,12 +23,20 @@ public final class AudioEngine {
     private let wakeups: Result<(request: EventFD, report: EventFD, exit: EventFD), ALSAError>
     private var worker: AudioThreadWorker?
     private var thread: pthread_t?
+    private let openDevice: DeviceOpener
 
     /// Creates a stopped engine. `logger` receives the resolved configuration and
     /// the notable reports (main thread only; the audio thread never logs).
-    public init(settings: Settings, logger: Logger) {
+    public convenience init(settings: Settings, logger: Logger) {
+        self.init(settings: settings, logger: logger, openDevice: Self.openALSA)
+    }
+
+    /// An engine whose device comes from `openDevice` (tests: a pcm behind a
+    /// hand-driven clock, see `PCMOutput`).
+    init(settings: Settings, logger: Logger, openDevice: @escaping DeviceOpener) {
         self.settings = settings
         self.logger = logger
+        self.openDevice = openDevice
         wakeups = Result { () throws(ALSAError) in
             do throws(SystemError) {
                 return (try EventFD(), try EventFD(), try EventFD())
@@ -64,11 +72,10 @@ public final class AudioEngine {
     public func start(failIfUnavailable: Bool = true) throws(ALSAError) {
         guard thread == nil else { return }
         let fds = try wakeups.get()
-        var playback: ALSAPlayback?
+        var playback: (any PCMOutput)?
         var effective = settings
         do {
-            let opened = try ALSAPlayback(device: settings.device, sampleRate: settings.sampleRate,
-                                          periodFrames: settings.periodFrames, bufferFrames: settings.bufferFrames)
+            let opened = try openDevice(settings)
             effective.sampleRate = opened.negotiated.sampleRate
             effective.periodFrames = opened.negotiated.periodFrames
             effective.bufferFrames = opened.negotiated.bufferFrames
@@ -82,7 +89,8 @@ public final class AudioEngine {
         if effective.sampleRate != settings.sampleRate {
             logger.warning("device runs at \(effective.sampleRate) Hz, not \(settings.sampleRate) Hz; sounds are generated at \(effective.sampleRate) Hz")
         }
-        let worker = AudioThreadWorker(settings: effective, playback: playback, requests: requests, reports: reports,
+        let worker = AudioThreadWorker(settings: effective, playback: playback, openDevice: openDevice,
+                                       requests: requests, reports: reports,
                                        requestWake: fds.request, reportWake: fds.report, exitWake: fds.exit)
         let retained = Unmanaged.passRetained(worker)
         var tid = pthread_t()

@@ -30,7 +30,8 @@ final class AudioThreadWorker: @unchecked Sendable {
     private let requestWake: EventFD
     private let reportWake: EventFD
     private let exitWake: EventFD
-    private var playback: ALSAPlayback?
+    private var playback: (any PCMOutput)?
+    private let openDevice: AudioEngine.DeviceOpener
     private let renderer: AmbienceRenderer
     private let periodFrames: Int
     private let buffer: UnsafeMutablePointer<Int16>
@@ -61,10 +62,12 @@ final class AudioThreadWorker: @unchecked Sendable {
     private var refillQueued: Int?
     private var refillSince: Int64 = 0
 
-    init(settings: AudioEngine.Settings, playback: ALSAPlayback?, requests: SPSCQueue<Request>,
-         reports: SPSCQueue<Report>, requestWake: EventFD, reportWake: EventFD, exitWake: EventFD) {
+    init(settings: AudioEngine.Settings, playback: (any PCMOutput)?, openDevice: @escaping AudioEngine.DeviceOpener,
+         requests: SPSCQueue<Request>, reports: SPSCQueue<Report>, requestWake: EventFD, reportWake: EventFD,
+         exitWake: EventFD) {
         self.settings = settings
         self.playback = playback
+        self.openDevice = openDevice
         self.requests = requests
         self.reports = reports
         self.requestWake = requestWake
@@ -144,7 +147,7 @@ final class AudioThreadWorker: @unchecked Sendable {
         return true
     }
 
-    private func renderAndWrite(_ playback: ALSAPlayback) {
+    private func renderAndWrite(_ playback: any PCMOutput) {
         let outcome = renderer.render(into: buffer, frames: periodFrames)
         // Count only wholly silent periods: a buffer of them lets the fade's end play out.
         silentTail = outcome.isSilent && !outcome.fadeOutCompleted ? silentTail + periodFrames : 0
@@ -302,8 +305,7 @@ final class AudioThreadWorker: @unchecked Sendable {
             return
         }
         do {
-            playback = try ALSAPlayback(device: settings.device, sampleRate: settings.sampleRate,
-                                        periodFrames: settings.periodFrames, bufferFrames: settings.bufferFrames)
+            playback = try openDevice(settings)
             deviceRunning = false
             framesSinceOpen = 0
             // While playing, `deviceAvailable` is reported once the device has
