@@ -31,12 +31,9 @@ public final class AmbienceRenderer: @unchecked Sendable {
     public let maxFrames: Int
 
     private static let voiceCount = 4
-    private static let retiredCapacity = 16
 
     private var voices: ContiguousArray<Voice>
-    private var retired: ContiguousArray<SoundSource?>
-    private var retiredHead = 0
-    private var retiredCount = 0
+    private var retired = RetiredSources()
 
     // Transport fade and volume, ramped per frame.
     private var master = MasterGain()
@@ -63,7 +60,6 @@ public final class AmbienceRenderer: @unchecked Sendable {
         self.maxFrames = max(maxFrames, 16)
         history = RenderHistory(capacity: historyFrames, minChunkFrames: min(self.maxFrames, 64))
         voices = ContiguousArray(repeating: Voice(), count: Self.voiceCount)
-        retired = ContiguousArray(repeating: nil, count: Self.retiredCapacity)
         voiceBuffer = .allocate(capacity: 2 * self.maxFrames)
         mixBuffer = .allocate(capacity: 2 * self.maxFrames)
         voiceBuffer.initialize(repeating: 0, count: 2 * self.maxFrames)
@@ -128,7 +124,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
                 replayMix = false
                 replaySlot = slot
             } else {
-                if let dropped = deferredSource { park(dropped) }
+                if let dropped = deferredSource { retired.park(dropped) }
                 deferredSource = source
                 deferredFrames = frames
                 deferredZeroFramesCrossfade = zeroFramesCrossfade
@@ -186,12 +182,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// Removes and returns one dropped source, or nil. The caller must release
     /// it off the audio thread (e.g. send it to the main thread).
     public func takeRetired() -> SoundSource? {
-        guard retiredCount > 0 else { return nil }
-        let source = retired[retiredHead]
-        retired[retiredHead] = nil  // not the last reference: `source` holds one
-        retiredHead = (retiredHead + 1) % Self.retiredCapacity
-        retiredCount -= 1
-        return source
+        retired.take()
     }
 
     // MARK: - Rendering
@@ -200,7 +191,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// values), clamped to full scale. Owning thread only; real-time safe.
     @discardableResult
     public func render(into out: UnsafeMutablePointer<Int16>, frames: Int) -> RenderOutcome {
-        var outcome = RenderOutcome(isSilent: isSilent, fadeOutCompleted: false, retiredPending: retiredCount)
+        var outcome = RenderOutcome(isSilent: isSilent, fadeOutCompleted: false, retiredPending: retired.count)
         var done = 0
         while done < frames {
             let n = nextChunkFrames(frames - done)
@@ -224,7 +215,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
             done += n
         }
         outcome.isSilent = isSilent
-        outcome.retiredPending = retiredCount
+        outcome.retiredPending = retired.count
         return outcome
     }
 
@@ -232,7 +223,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// offline analysis. Owning thread only; real-time safe.
     @discardableResult
     public func renderFloat(into out: UnsafeMutablePointer<Float>, frames: Int) -> RenderOutcome {
-        var outcome = RenderOutcome(isSilent: isSilent, fadeOutCompleted: false, retiredPending: retiredCount)
+        var outcome = RenderOutcome(isSilent: isSilent, fadeOutCompleted: false, retiredPending: retired.count)
         var done = 0
         while done < frames {
             let n = nextChunkFrames(frames - done)
@@ -242,7 +233,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
             done += n
         }
         outcome.isSilent = isSilent
-        outcome.retiredPending = retiredCount
+        outcome.retiredPending = retired.count
         return outcome
     }
 
@@ -375,19 +366,7 @@ public final class AmbienceRenderer: @unchecked Sendable {
         guard let source = voices[v].source else { return }
         if v == replaySlot { replaySlot = -1 }
         voices[v] = Voice()
-        park(source)
-    }
-
-    /// Parks a dropped source in the retired ring without releasing it.
-    private func park(_ source: SoundSource) {
-        if retiredCount < Self.retiredCapacity {
-            retired[(retiredHead + retiredCount) % Self.retiredCapacity] = source
-            retiredCount += 1
-        } else {
-            // The caller is not draining `takeRetired()`. Leaking is bounded and
-            // safer than running a deinit on the audio thread.
-            _ = Unmanaged<AnyObject>.passRetained(source as AnyObject)
-        }
+        retired.park(source)
     }
 
     @inline(__always)
