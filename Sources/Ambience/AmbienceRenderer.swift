@@ -119,6 +119,15 @@ public final class AmbienceRenderer: @unchecked Sendable {
     /// replay the recorded mix feeds the old voice if it was one steady
     /// voice; otherwise the switch waits for the replay's end.
     private func switchVoices(to source: SoundSource, frames: Int, zeroFramesCrossfade: Bool) {
+        if isSilent && history.replayRemaining > 0 {
+            // Paused in the middle of a replay (see `renderChunk`): the frames
+            // kept for resuming belong to the sound being replaced.
+            history.cancelReplay()
+            replayMix = false
+            replaySlot = -1
+            if let dropped = deferredSource { retired.park(dropped) }
+            deferredSource = nil
+        }
         if replayMix && history.replayRemaining > 0 {
             if let slot = singleSteadyVoice(), history.replaySpanVoiceSteady {
                 replayMix = false
@@ -267,9 +276,11 @@ public final class AmbienceRenderer: @unchecked Sendable {
     private func renderChunk(frames n: Int) -> (isSilent: Bool, fadeOutCompleted: Bool) {
         let samples = 2 * n
         if isSilent {
-            // Voices don't advance while silent; a replayed span is skipped.
-            history.beginChunk(master: master, voiceSteady: false)
-            history.store(nil, frames: n)
+            // Voices don't advance while silent, and neither does the history:
+            // silence is never rewound (the audio thread rewinds only while
+            // audible), and a replay that a pause's fade cut short stays
+            // pending, so resuming plays the recorded frames the device never
+            // played (it gave them back) instead of skipping them.
             mixBuffer.update(repeating: 0, count: samples)
             return (true, false)
         }

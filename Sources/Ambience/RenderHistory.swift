@@ -10,8 +10,9 @@
 /// again (which would skip ahead), so a new pause fade or gain ramp applies to
 /// the same audio, with no jump and no repeat.
 ///
-/// Positions are absolute frame counts since the renderer was created
-/// (`written` is the next frame to render). A rewind may not reach before the
+/// Positions are absolute counts of the frames rendered while audible since
+/// the renderer was created (`written` is the next one; silent output is not
+/// recorded, so a replay cut short by a pause resumes where it stopped). A rewind may not reach before the
 /// last applied request (`epochStart`): the state recorded before a request
 /// would lose it. Owned by the renderer's thread; allocates only in `init`.
 struct RenderHistory {
@@ -84,6 +85,9 @@ struct RenderHistory {
         }
         written += Int64(frames)
     }
+
+    /// Drops the pending replay (its frames will not be rendered again).
+    mutating func cancelReplay() { replayEnd = written }
 
     /// Copies the recorded dry mix of `frames` frames from the write head (a replay).
     func read(into out: UnsafeMutablePointer<Float>, frames: Int) {

@@ -197,4 +197,49 @@ final class CounterSource: SoundSource, @unchecked Sendable {
         #expect(replay.contains { abs($0) > 0.25 * 0.5 }, "the replay is still the old mix")
         #expect(after.suffix(2000).allSatisfy { abs($0) <= 0.25 * 0.5 + 1e-6 }, "then the switch completed")
     }
+
+    /// Renders `before`, then (rewinding `rewound` frames first when given)
+    /// pauses with a fade shorter than the rewound span, renders `paused`
+    /// frames, runs `whilePaused`, resumes and renders `after`. Returns what
+    /// was rendered from the pause on.
+    static func pauseAndResume(rewound: Int?, crossfading: Bool = false,
+                               whilePaused: (AmbienceRenderer) -> Void = { _ in }) -> [Float] {
+        let r = renderer(history: rewound == nil ? 0 : 4096)
+        r.play(CounterSource(), fadeFrames: 0)
+        if crossfading {
+            _ = periods(r, 2000)
+            r.crossfade(to: CounterSource(scale: 0.5), frames: 48_000)
+        }
+        _ = periods(r, 3000 + (rewound ?? 0))
+        if let rewound { #expect(r.rewind(frames: rewound) == rewound) }
+        r.pause(fadeFrames: 480)
+        let paused = periods(r, 5000)
+        #expect(r.isSilent)
+        whilePaused(r)
+        r.play(nil, fadeFrames: 480)
+        return paused + periods(r, 6000)
+    }
+
+    @Test func aPauseCompletingDuringAReplayResumesWithTheFramesNeverPlayed() {
+        // The fade (480 frames) ends 3,520 frames into a 4,000-frame replay:
+        // those recorded frames were taken back from the device, so resuming
+        // plays them first, exactly as if the pause had come without a rewind.
+        let reference = Self.pauseAndResume(rewound: nil)
+        let again = Self.pauseAndResume(rewound: 4000)
+        #expect(again.count == reference.count)
+        let differ = again.indices.first { $0 >= reference.count || again[$0] != reference[$0] }
+        #expect(differ == nil, "first difference at sample \(differ ?? -1)")
+    }
+
+    @Test func aSwitchWhilePausedMidReplayDropsTheReplay() {
+        // Paused in the replay of a crossfade (two voices), then another sound
+        // chosen: resuming plays only it, not the rest of the replay first.
+        let switchTo: (AmbienceRenderer) -> Void = { $0.crossfade(to: CounterSource(scale: 0.25), frames: 4800) }
+        let reference = Self.pauseAndResume(rewound: nil, crossfading: true, whilePaused: switchTo)
+        let again = Self.pauseAndResume(rewound: 4000, crossfading: true, whilePaused: switchTo)
+        #expect(again.count == reference.count)
+        let differ = again.indices.first { $0 >= reference.count || again[$0] != reference[$0] }
+        #expect(differ == nil, "first difference at sample \(differ ?? -1)")
+        #expect(again.suffix(12_000).allSatisfy { abs($0) <= 0.25 }, "the old sounds came back")
+    }
 }
