@@ -12,9 +12,10 @@
 ///
 /// Positions are absolute counts of the frames rendered while audible since
 /// the renderer was created (`written` is the next one; silent output is not
-/// recorded, so a replay cut short by a pause resumes where it stopped). A rewind may not reach before the
-/// last applied request (`epochStart`): the state recorded before a request
-/// would lose it. Owned by the renderer's thread; allocates only in `init`.
+/// recorded, so a replay cut short by a pause resumes where it stopped). A
+/// rewind may not reach before the last applied request (`epochStart`): the
+/// state recorded before a request would lose it. Owned by the renderer's
+/// thread; allocates only in `init`.
 struct RenderHistory {
     struct Chunk {
         var start: Int64
