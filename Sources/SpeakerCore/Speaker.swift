@@ -184,6 +184,6 @@ public struct Speaker: Sendable {
     }
 
     private mutating func publishEvent(_ payload: InputEventPayload) {
-        effects.append(.publish(Publication(topic: topic("event"), payload: payload.json.serialized(), qos: 0, retain: false)))
+        effects.append(.publish(Publication(topic: topic("event"), payload: payload.serialized(), qos: 0, retain: false)))
     }
 }
