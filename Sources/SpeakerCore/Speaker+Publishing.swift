@@ -1,5 +1,18 @@
 import SpeakerProtocol
 
+/// `device`, `session` and `command/result` under the topic root.
+struct FrequentTopics: Sendable {
+    let device: String
+    let session: String
+    let result: String
+
+    init(root: String) {
+        device = root + "/device"
+        session = root + "/session"
+        result = root + "/command/result"
+    }
+}
+
 extension Speaker {
     /// The `device` payload for the current state.
     var deviceDescriptor: DeviceDescriptor {
@@ -55,7 +68,7 @@ extension Speaker {
         if withheld != state.sessionWithheld, state.outstanding.isEmpty, state.pendingLevels.isEmpty {
             let device = deviceDescriptor
             state.publishedDevice = device
-            effects.append(.publish(retained("device", device.serialized())))
+            effects.append(.publish(retained(frequentTopics.device, device.serialized())))
         }
     }
 
@@ -63,7 +76,7 @@ extension Speaker {
         guard state.outstanding.isEmpty, state.pendingLevels.isEmpty else { return }
         if state.publishedCatalog != state.catalog {
             state.publishedCatalog = state.catalog
-            effects.append(.publish(retained("catalog", CatalogEntry.serialized(state.catalog))))
+            effects.append(.publish(retained(topic("catalog"), CatalogEntry.serialized(state.catalog))))
         }
         let device = deviceDescriptor
         var deviceBytes: [UInt8]?
@@ -71,7 +84,7 @@ extension Speaker {
             state.publishedDevice = device
             let bytes = device.serialized()
             deviceBytes = bytes
-            effects.append(.publish(retained("device", bytes)))
+            effects.append(.publish(retained(frequentTopics.device, bytes)))
         }
         var session = sessionSnapshot(device: device)
         var previous = state.publishedSession
@@ -92,7 +105,7 @@ extension Speaker {
             session.clockSynced = environment.clockSynced()
             state.publishedSession = session
             // The device part is the same descriptor: its bytes are copied.
-            let publication = retained("session", session.serialized(writtenDevice: deviceBytes))
+            let publication = retained(frequentTopics.session, session.serialized(writtenDevice: deviceBytes))
             state.broker.publishedOwnSession(publication.payload)
             effects.append(.publish(publication))
         }
@@ -108,13 +121,13 @@ extension Speaker {
     /// contract order — `device`, `catalog`, `session`, then `availability` =
     /// `online` last.
     mutating func republishAll() {
-        if let device = state.publishedDevice { effects.append(.publish(retained("device", device.serialized()))) }
-        if let catalog = state.publishedCatalog { effects.append(.publish(retained("catalog", CatalogEntry.serialized(catalog)))) }
-        if let session = state.publishedSession { effects.append(.publish(retained("session", session.serialized()))) }
+        if let device = state.publishedDevice { effects.append(.publish(retained(frequentTopics.device, device.serialized()))) }
+        if let catalog = state.publishedCatalog { effects.append(.publish(retained(topic("catalog"), CatalogEntry.serialized(catalog)))) }
+        if let session = state.publishedSession { effects.append(.publish(retained(frequentTopics.session, session.serialized()))) }
         effects.append(.publish(Publication(topic: topic("availability"), payload: Array("online".utf8), qos: 1, retain: true)))
     }
 
-    private func retained(_ suffix: String, _ payload: [UInt8]) -> Publication {
-        Publication(topic: topic(suffix), payload: payload, qos: 1, retain: true)
+    private func retained(_ topic: String, _ payload: [UInt8]) -> Publication {
+        Publication(topic: topic, payload: payload, qos: 1, retain: true)
     }
 }
