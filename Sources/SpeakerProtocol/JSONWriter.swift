@@ -8,41 +8,74 @@
 /// and the same tree's bytes cannot differ in formatting. Commas are placed
 /// by the writer: call `key` before each member's value, `beginObject`/
 /// `endObject` and `beginArray`/`endArray` around containers. Pure value type.
-public struct JSONWriter {
-    /// The text written so far.
-    public private(set) var bytes: [UInt8]
+public struct JSONWriter: ~Copyable {
+    /// The text is written into memory of its own (not an `Array`, whose
+    /// every append checks uniqueness and capacity): each piece reserves its
+    /// room once, then stores bytes; `bytes` copies the text out in one go.
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
     /// A value has just been completed at the current level (the next one needs a comma).
     private var afterValue = false
 
-    /// An empty writer; `capacity` bytes reserved (one allocation for a payload that fits).
+    /// An empty writer with room for `capacity` bytes (one allocation for a payload that fits).
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The text written so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Room for `n` more bytes.
+    private mutating func reserve(_ n: Int) {
+        guard count + n > capacity else { return }
+        let grown = max(capacity * 2, count + n)
+        let new = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        new.initialize(from: base, count: count)
+        base.deallocate()
+        base = new
+        capacity = grown
+    }
+
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    private mutating func put(_ run: UnsafeBufferPointer<UInt8>) {
+        guard let start = run.baseAddress, !run.isEmpty else { return }
+        reserve(run.count)
+        (base + count).initialize(from: start, count: run.count)
+        count += run.count
     }
 
     private mutating func separate() {
-        if afterValue { bytes.append(UInt8(ascii: ",")) }
+        if afterValue { put(UInt8(ascii: ",")) }
     }
 
     public mutating func beginObject() {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        put(UInt8(ascii: "{"))
         afterValue = false
     }
 
     public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        put(UInt8(ascii: "}"))
         afterValue = true
     }
 
     public mutating func beginArray() {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        put(UInt8(ascii: "["))
         afterValue = false
     }
 
     public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+        put(UInt8(ascii: "]"))
         afterValue = true
     }
 
@@ -50,10 +83,10 @@ public struct JSONWriter {
     /// contract's member names are plain ASCII that needs no escape.
     public mutating func key(_ name: StaticString) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
+        put(UInt8(ascii: "\""))
         literal(name)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: "\""))
+        put(UInt8(ascii: ":"))
         afterValue = false
     }
 
@@ -61,7 +94,7 @@ public struct JSONWriter {
     public mutating func key(escaping name: String) {
         separate()
         writeString(name)
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         afterValue = false
     }
 
@@ -99,7 +132,8 @@ public struct JSONWriter {
         } else if let whole = JSONValue.integral(n) {
             writeDigits(whole)
         } else {
-            bytes.append(contentsOf: String(n).utf8)
+            var text = String(n)
+            text.withUTF8 { put($0) }
         }
         afterValue = true
     }
@@ -108,7 +142,7 @@ public struct JSONWriter {
     /// before), copied as they are.
     public mutating func raw(_ value: [UInt8]) {
         separate()
-        bytes.append(contentsOf: value)
+        value.withUnsafeBufferPointer { put($0) }
         afterValue = true
     }
 
@@ -135,56 +169,76 @@ public struct JSONWriter {
 
     /// ASCII text fixed at compile time, copied as it is.
     private mutating func literal(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// The decimal digits of `n`, written in reverse and turned round: no
     /// intermediate `String`.
     private mutating func writeDigits(_ n: Int64) {
-        if n < 0 { bytes.append(UInt8(ascii: "-")) }
+        reserve(20)
+        if n < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
         var rest = n.magnitude
-        let start = bytes.count
+        var end = count
         repeat {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10))
+            base[end] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            end += 1
             rest /= 10
         } while rest > 0
-        bytes[start...].reverse()
+        var digits = UnsafeMutableBufferPointer(start: base + count, count: end - count)
+        digits.reverse()
+        count = end
+    }
+
+    /// `s` as a JSON string literal. Room for the worst case (every byte
+    /// escaped as `\u00XX`) is reserved first; runs of bytes that need no
+    /// escape are then copied whole rather than byte by byte.
+    private mutating func writeString(_ s: String) {
+        var s = s
+        let length = s.utf8.count
+        reserve(2 + 6 * length)
+        let written = s.withUTF8 { source in Self.writeQuoted(source, to: base + count) }
+        count += written
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// `s` as a JSON string literal. Runs of bytes that need no escape are
-    /// appended whole (one copy each) rather than byte by byte.
-    private mutating func writeString(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var s = s
-        s.withUTF8 { source in
-            var start = 0
-            for i in source.indices {
-                let byte = source[i]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start..<i])) }
-                writeEscape(byte)
-                start = i + 1
+    /// Writes `source` quoted and escaped at `out` (which has room for it);
+    /// returns the bytes written.
+    private static func writeQuoted(_ source: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var n = 0
+        func copy(_ run: Slice<UnsafeBufferPointer<UInt8>>) {
+            guard let start = run.base.baseAddress, !run.isEmpty else { return }
+            (out + n).initialize(from: start + run.startIndex, count: run.count)
+            n += run.count
+        }
+        func emit(_ b: UInt8) {
+            out[n] = b
+            n += 1
+        }
+        emit(UInt8(ascii: "\""))
+        var start = 0
+        for i in source.indices {
+            let byte = source[i]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            copy(source[start..<i])
+            emit(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): emit(byte)
+            case 0x0A: emit(UInt8(ascii: "n"))
+            case 0x0D: emit(UInt8(ascii: "r"))
+            case 0x09: emit(UInt8(ascii: "t"))
+            default:
+                emit(UInt8(ascii: "u"))
+                emit(UInt8(ascii: "0"))
+                emit(UInt8(ascii: "0"))
+                emit(hex[Int(byte >> 4)])
+                emit(hex[Int(byte & 0xF)])
             }
-            if start < source.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[start...])) }
+            start = i + 1
         }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// The escape sequence of one byte that JSON does not allow raw in a string.
-    private mutating func writeEscape(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
-        case 0x0A: bytes.append(contentsOf: [92, UInt8(ascii: "n")])
-        case 0x0D: bytes.append(contentsOf: [92, UInt8(ascii: "r")])
-        case 0x09: bytes.append(contentsOf: [92, UInt8(ascii: "t")])
-        default:
-            bytes.append(contentsOf: [92, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-            bytes.append(Self.hex[Int(byte >> 4)])
-            bytes.append(Self.hex[Int(byte & 0xF)])
-        }
+        copy(source[start...])
+        emit(UInt8(ascii: "\""))
+        return n
     }
 }
 
