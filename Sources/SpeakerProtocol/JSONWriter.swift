@@ -196,8 +196,8 @@ public struct JSONWriter: ~Copyable {
         var s = s
         let length = s.utf8.count
         reserve(2 + 6 * length)
-        let written = s.withUTF8 { source in Self.writeQuoted(source, to: base + count) }
-        count += written
+        let out = base + count  // the closure captures a pointer, not the noncopyable writer
+        count += s.withUTF8 { source in Self.writeQuoted(source, to: out) }
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
