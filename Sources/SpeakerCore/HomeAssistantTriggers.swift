@@ -49,10 +49,10 @@ enum HomeAssistantTriggers {
             let present = button != .encoderSwitch || inputs.encoderSwitch != nil
             for gesture in [ButtonGesture.press, .long, .double] {
                 let enabled = present && (gesture != .double || inputs.doublePressMs > 0)
-                let event = InputEventPayload.button(name: button.rawValue, gesture: gesture.rawValue).json.jsonText
+                let event = InputEventPayload.button(name: button.rawValue, gesture: gesture.rawValue).serialized()
                 builder.add("\(button.rawValue)_\(gesture.rawValue)", "device_automation", active: enabled, [
                     ("automation_type", .string("trigger")), ("topic", topic),
-                    ("type", .string(type(gesture) ?? gesture.rawValue)), ("subtype", .string(subtype(button))), ("payload", .string(event)),
+                    ("type", .string(type(gesture) ?? gesture.rawValue)), ("subtype", .string(subtype(button))), ("payload", .string(String(decoding: event, as: UTF8.self))),
                 ])
             }
         }

@@ -80,8 +80,8 @@ extension Speaker {
     /// Publishes a result on `command/result`, and on the caller's MQTT v5
     /// response topic with its correlation data when it gave one.
     private mutating func sendResult(_ result: CommandResult, to origin: PendingCommand) {
-        let payload = result.json.serialized()
-        effects.append(.publish(Publication(topic: topic("command/result"), payload: payload, qos: 1, retain: false)))
+        let payload = result.serialized()
+        effects.append(.publish(Publication(topic: frequentTopics.result, payload: payload, qos: 1, retain: false)))
         if let responseTopic = origin.responseTopic, !responseTopic.isEmpty {
             effects.append(.publish(Publication(topic: responseTopic, payload: payload, qos: 1, retain: false,
                                                 correlationData: origin.correlationData)))

@@ -1,5 +1,18 @@
 import SpeakerProtocol
 
+/// `device`, `session` and `command/result` under the topic root.
+struct FrequentTopics: Sendable {
+    let device: String
+    let session: String
+    let result: String
+
+    init(root: String) {
+        device = root + "/device"
+        session = root + "/session"
+        result = root + "/command/result"
+    }
+}
+
 extension Speaker {
     /// The `device` payload for the current state.
     var deviceDescriptor: DeviceDescriptor {
@@ -28,13 +41,14 @@ extension Speaker {
         return list
     }
 
-    /// The session attributes for the current state, before revision and time are stamped.
-    private var sessionSnapshot: SessionAttributes {
+    /// The session attributes for the current state with `device`, before
+    /// revision and time are stamped.
+    private func sessionSnapshot(device: DeviceDescriptor) -> SessionAttributes {
         let s = state.session
         return SessionAttributes(
             id: s.id, soundID: state.selectedSound.id, soundName: state.selectedSound.name,
             isPlaying: s.isPlaying, intendsPlayback: s.intendsPlayback, updatedAt: "", clockSynced: false,
-            revision: 0, ended: !s.isActive, commands: availableCommands, devices: [deviceDescriptor])
+            revision: 0, ended: !s.isActive, commands: availableCommands, devices: [device])
     }
 
     /// Publishes whatever changed since the last publication: `device`,
@@ -52,8 +66,9 @@ extension Speaker {
         let withheld = state.sessionWithheld
         noteRevisionStanding()
         if withheld != state.sessionWithheld, state.outstanding.isEmpty, state.pendingLevels.isEmpty {
-            state.publishedDevice = deviceDescriptor
-            effects.append(.publish(retained("device", deviceDescriptor.json)))
+            let device = deviceDescriptor
+            state.publishedDevice = device
+            effects.append(.publish(retained(frequentTopics.device, device.serialized())))
         }
     }
 
@@ -61,14 +76,17 @@ extension Speaker {
         guard state.outstanding.isEmpty, state.pendingLevels.isEmpty else { return }
         if state.publishedCatalog != state.catalog {
             state.publishedCatalog = state.catalog
-            effects.append(.publish(retained("catalog", .array(state.catalog.map(\.json)))))
+            effects.append(.publish(retained(topic("catalog"), CatalogEntry.serialized(state.catalog))))
         }
         let device = deviceDescriptor
+        var deviceBytes: [UInt8]?
         if state.publishedDevice != device {
             state.publishedDevice = device
-            effects.append(.publish(retained("device", device.json)))
+            let bytes = device.serialized()
+            deviceBytes = bytes
+            effects.append(.publish(retained(frequentTopics.device, bytes)))
         }
-        var session = sessionSnapshot
+        var session = sessionSnapshot(device: device)
         var previous = state.publishedSession
         previous?.revision = 0
         previous?.updatedAt = ""
@@ -86,7 +104,8 @@ extension Speaker {
             session.updatedAt = environment.wallClock().iso8601
             session.clockSynced = environment.clockSynced()
             state.publishedSession = session
-            let publication = retained("session", session.json)
+            // The device part is the same descriptor: its bytes are copied.
+            let publication = retained(frequentTopics.session, session.serialized(writtenDevice: deviceBytes))
             state.broker.publishedOwnSession(publication.payload)
             effects.append(.publish(publication))
         }
@@ -102,13 +121,13 @@ extension Speaker {
     /// contract order — `device`, `catalog`, `session`, then `availability` =
     /// `online` last.
     mutating func republishAll() {
-        if let device = state.publishedDevice { effects.append(.publish(retained("device", device.json))) }
-        if let catalog = state.publishedCatalog { effects.append(.publish(retained("catalog", .array(catalog.map(\.json))))) }
-        if let session = state.publishedSession { effects.append(.publish(retained("session", session.json))) }
+        if let device = state.publishedDevice { effects.append(.publish(retained(frequentTopics.device, device.serialized()))) }
+        if let catalog = state.publishedCatalog { effects.append(.publish(retained(topic("catalog"), CatalogEntry.serialized(catalog)))) }
+        if let session = state.publishedSession { effects.append(.publish(retained(frequentTopics.session, session.serialized()))) }
         effects.append(.publish(Publication(topic: topic("availability"), payload: Array("online".utf8), qos: 1, retain: true)))
     }
 
-    private func retained(_ suffix: String, _ value: JSONValue) -> Publication {
-        Publication(topic: topic(suffix), payload: value.serialized(), qos: 1, retain: true)
+    private func retained(_ topic: String, _ payload: [UInt8]) -> Publication {
+        Publication(topic: topic, payload: payload, qos: 1, retain: true)
     }
 }

@@ -19,6 +19,9 @@ public struct Speaker: Sendable {
         set { state.config = newValue }
     }
     let environment: SpeakerEnvironment
+    /// The topics published on every command, built once (the topic root is
+    /// restart-only; building them per publication showed in the profile).
+    let frequentTopics: FrequentTopics
     /// Effects accumulated by the action being reduced.
     var effects: [SpeakerEffect] = []
     /// Accepted commands whose result waits for the publication that shows
@@ -44,6 +47,7 @@ public struct Speaker: Sendable {
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
                 revisions: RevisionCounter, restored: PersistedState? = nil) {
         self.environment = environment
+        frequentTopics = FrequentTopics(root: config.topicRoot)
         let volume: VolumeState = config.volume.mode == .gpioStep
             ? .relative : .absolute(level: min(config.volume.initialLevel, config.volume.maxLevel))
         state = SpeakerState(config: config, catalog: catalog, volume: volume,
@@ -184,6 +188,6 @@ public struct Speaker: Sendable {
     }
 
     private mutating func publishEvent(_ payload: InputEventPayload) {
-        effects.append(.publish(Publication(topic: topic("event"), payload: payload.json.serialized(), qos: 0, retain: false)))
+        effects.append(.publish(Publication(topic: topic("event"), payload: payload.serialized(), qos: 0, retain: false)))
     }
 }

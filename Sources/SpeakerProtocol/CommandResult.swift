@@ -40,19 +40,36 @@ public enum CommandResult: Equatable, Sendable {
         }
     }
 
-    public var json: JSONValue {
+    /// Writes the payload, keys in contract order (`level` only when there is one).
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
         switch self {
         case let .accepted(id, revision, level):
-            var members: [(key: String, value: JSONValue)] = [("id", .string(id)), ("ok", .bool(true)), ("revision", .number(Double(revision)))]
-            if let level { members.append(("level", .number(level))) }
-            return .object(members)
+            w.key("id"); w.string(id)
+            w.key("ok"); w.bool(true)
+            w.key("revision"); w.number(Double(revision))
+            if let level { w.key("level"); w.number(level) }
         case .rejected(let r):
-            return .object([
-                ("id", r.id.map { .string($0) } ?? .null), ("ok", .bool(false)),
-                ("error", .object([("code", .string(r.code.rawValue)), ("message", .string(r.message))])),
-            ])
+            w.key("id"); w.string(r.id)
+            w.key("ok"); w.bool(false)
+            w.key("error")
+            w.beginObject()
+            w.key("code"); w.string(r.code.rawValue)
+            w.key("message"); w.string(r.message)
+            w.endObject()
         }
+        w.endObject()
     }
+
+    /// The payload as published on `command/result`.
+    public func serialized() -> [UInt8] {
+        var w = JSONWriter(capacity: 96)
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
+    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
 }
 
 /// A physical input event, published on `event` for automations.
@@ -60,12 +77,28 @@ public enum InputEventPayload: Equatable, Sendable {
     case button(name: String, gesture: String)
     case knob(delta: Int)
 
-    public var json: JSONValue {
+    /// Writes the payload, keys in contract order.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
         switch self {
         case let .button(name, gesture):
-            return .object([("source", .string("button")), ("name", .string(name)), ("gesture", .string(gesture))])
+            w.key("source"); w.string("button")
+            w.key("name"); w.string(name)
+            w.key("gesture"); w.string(gesture)
         case .knob(let delta):
-            return .object([("source", .string("knob")), ("delta", .number(Double(delta)))])
+            w.key("source"); w.string("knob")
+            w.key("delta"); w.number(Double(delta))
         }
+        w.endObject()
     }
+
+    /// The payload as published on `event`.
+    public func serialized() -> [UInt8] {
+        var w = JSONWriter(capacity: 96)
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
+    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
 }

@@ -7,14 +7,25 @@ public enum VolumeDescriptor: Equatable, Sendable {
     case absolute(level: Double, step: Double)
     case relative
 
-    /// The `volume` object of the `device` payload.
-    public var json: JSONValue {
+    /// Writes the `volume` object of the `device` payload.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
         switch self {
         case let .absolute(level, step):
-            return .object([("control", .string("absolute")), ("level", .number(level)), ("step", .number(step))])
+            w.key("control"); w.string("absolute")
+            w.key("level"); w.number(level)
+            w.key("step"); w.number(step)
         case .relative:
-            return .object([("control", .string("relative"))])
+            w.key("control"); w.string("relative")
         }
+        w.endObject()
+    }
+
+    /// The `volume` object as a tree (of the bytes `write(to:)` writes).
+    public var json: JSONValue {
+        var w = JSONWriter(capacity: 64)
+        write(to: &w)
+        return JSONValue(writtenPayload: w.bytes)
     }
 }
 
@@ -52,14 +63,29 @@ public struct DeviceDescriptor: Equatable, Sendable {
         self.software = software
     }
 
-    /// The payload as JSON, keys in contract order.
-    public var json: JSONValue {
-        .object([
-            ("id", .string(id)), ("name", .string(name)), ("type", .string(type)),
-            ("volume", volume.json), ("audio", .string(audio.rawValue)),
-            ("underruns", .number(Double(underruns))), ("software", .string(software)),
-        ] + (problem.map { [("problem", JSONValue.string($0))] } ?? []))
+    /// Writes the payload, keys in contract order (`problem` only when there is one).
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(id)
+        w.key("name"); w.string(name)
+        w.key("type"); w.string(type)
+        w.key("volume"); volume.write(to: &w)
+        w.key("audio"); w.string(audio.rawValue)
+        w.key("underruns"); w.number(Double(underruns))
+        w.key("software"); w.string(software)
+        if let problem { w.key("problem"); w.string(problem) }
+        w.endObject()
     }
+
+    /// The payload as published on `device`.
+    public func serialized() -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
+    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
 }
 
 /// One entry of the retained `catalog` topic.
@@ -74,7 +100,28 @@ public struct CatalogEntry: Equatable, Sendable {
         self.summary = summary
     }
 
+    /// Writes the entry, keys in contract order.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(id)
+        w.key("name"); w.string(name)
+        w.key("summary"); w.string(summary)
+        w.endObject()
+    }
+
+    /// The whole `catalog` payload: an array of `entries`.
+    public static func serialized(_ entries: [CatalogEntry]) -> [UInt8] {
+        var w = JSONWriter(capacity: 64 + 96 * entries.count)
+        w.beginArray()
+        for entry in entries { entry.write(to: &w) }
+        w.endArray()
+        return w.bytes
+    }
+
+    /// The entry as a tree (of the bytes `write(to:)` writes).
     public var json: JSONValue {
-        .object([("id", .string(id)), ("name", .string(name)), ("summary", .string(summary))])
+        var w = JSONWriter(capacity: 128)
+        write(to: &w)
+        return JSONValue(writtenPayload: w.bytes)
     }
 }

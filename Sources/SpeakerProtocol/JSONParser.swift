@@ -165,6 +165,33 @@ private struct Cursor {
 
     mutating func string() throws(JSONParseError) -> String {
         index += 1
+        // Most strings (every key, ids, actions) have no escape: find the
+        // closing quote and validate the run in one piece. Anything else
+        // (an escape, a control character, the end) takes the byte-by-byte
+        // path below from the start, so its errors and offsets are unchanged.
+        // ASCII needs no validation (it is most of a command, and validating
+        // took ~900 instructions a string).
+        var end = index
+        var ascii = true
+        while end < bytes.count {
+            let b = bytes[end]
+            if b == UInt8(ascii: "\"") {
+                if ascii {
+                    let s = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[index..<end]), as: UTF8.self) }
+                    index = end + 1
+                    return s
+                }
+                guard let s = String(validating: bytes[index..<end], as: UTF8.self) else {
+                    index = end + 1
+                    throw fail("invalid UTF-8 in a string")
+                }
+                index = end + 1
+                return s
+            }
+            if b == UInt8(ascii: "\\") || b < 0x20 { break }
+            ascii = ascii && b < 0x80
+            end += 1
+        }
         var out: [UInt8] = []
         while true {
             guard let b = peek else { throw fail("unterminated string") }

@@ -1,8 +1,9 @@
 // `Codable` conformances for the contract's payloads, for clients that use
 // Foundation's JSONEncoder/JSONDecoder (an iOS app extension, a server).
-// Each payload has one serialiser, its `.json` (what the speaker publishes,
-// held by the contract tests); `encode(to:)` writes that same `JSONValue`
-// through any `Encoder`, so the two cannot drift. The decoders accept exactly
+// Each payload has one serialiser, its `write(to:)` through `JSONWriter`
+// (what the speaker publishes, held by the contract tests); its `.json` is
+// those bytes parsed, and `encode(to:)` writes that same `JSONValue` through
+// any `Encoder`, so the three cannot drift. The decoders accept exactly
 // what `.json` produces; tests hold them together. The speaker itself never
 // uses these: its own paths stay free of Foundation. Nothing here imports
 // Foundation.

@@ -36,16 +36,41 @@ public struct SessionAttributes: Equatable, Sendable {
         self.devices = devices
     }
 
-    /// The payload as JSON, keys in contract order.
-    public var json: JSONValue {
-        .object([
-            ("id", id.map { .string($0) } ?? .null),
-            ("soundID", .string(soundID)), ("soundName", .string(soundName)),
-            ("isPlaying", .bool(isPlaying)), ("intendsPlayback", .bool(intendsPlayback)),
-            ("updatedAt", .string(updatedAt)), ("clockSynced", .bool(clockSynced)),
-            ("revision", .number(Double(revision))), ("ended", .bool(ended)),
-            ("commands", .array(commands.map { .string($0) })),
-            ("devices", .array(devices.map(\.json))),
-        ])
+    /// Writes the payload, keys in contract order. `writtenDevice`: the
+    /// bytes of `devices[0]` when the caller has just written them for the
+    /// `device` topic (`DeviceDescriptor.serialized()`); they are copied
+    /// instead of written again. They must be that descriptor's bytes.
+    public func write(to w: inout JSONWriter, writtenDevice: [UInt8]? = nil) {
+        w.beginObject()
+        w.key("id"); w.string(id)
+        w.key("soundID"); w.string(soundID)
+        w.key("soundName"); w.string(soundName)
+        w.key("isPlaying"); w.bool(isPlaying)
+        w.key("intendsPlayback"); w.bool(intendsPlayback)
+        w.key("updatedAt"); w.string(updatedAt)
+        w.key("clockSynced"); w.bool(clockSynced)
+        w.key("revision"); w.number(Double(revision))
+        w.key("ended"); w.bool(ended)
+        w.key("commands")
+        w.beginArray()
+        for command in commands { w.string(command) }
+        w.endArray()
+        w.key("devices")
+        w.beginArray()
+        for (i, device) in devices.enumerated() {
+            if i == 0, let writtenDevice { w.raw(writtenDevice) } else { device.write(to: &w) }
+        }
+        w.endArray()
+        w.endObject()
     }
+
+    /// The payload as published on `session` (see `write(to:writtenDevice:)`).
+    public func serialized(writtenDevice: [UInt8]? = nil) -> [UInt8] {
+        var w = JSONWriter(capacity: 768)
+        write(to: &w, writtenDevice: writtenDevice)
+        return w.bytes
+    }
+
+    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
+    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
 }
