@@ -42,6 +42,13 @@ public final class AudioService: SpeakerService {
     private var phase: ServicePhase<Running> = .idle
     private weak var context: ServiceContext?
     private var fadeMs: Int
+    /// The engine requests of the dispatch under way, sent when it ends
+    /// (`observe`): after a command's result has been written, so waking
+    /// the audio thread (an eventfd write; on a paced output it runs at
+    /// once, SCHED_FIFO) is not on the command's path. Nothing the core
+    /// publishes waits on it: tickets answer later, and a software level is
+    /// published when the core sets it.
+    private var held: [AudioEngine.Request] = []
 
     /// What `start` opened, all of it at once.
     private struct Running {
@@ -99,8 +106,14 @@ public final class AudioService: SpeakerService {
         return true
     }
 
+    /// Hands the dispatch's requests to the engine, in order (see `held`).
     public func observe(_ state: SpeakerState) {
         fadeMs = state.config.audio.fadeMs
+        let requests = held
+        held.removeAll(keepingCapacity: true)
+        for request in requests where !engine.send(request) {
+            logger.error("the audio engine did not take \(request)")
+        }
     }
 
     public func stop() {
@@ -134,24 +147,23 @@ public final class AudioService: SpeakerService {
     }
 
     private func perform(_ request: AudioRequest) {
-        let sent: Bool
         switch request {
         case let .play(id, fadeMs, ticket):
             switch source(id) {
-            case .success(let s): sent = engine.send(.play(s, fadeMs: fadeMs, ticket: ticket))
-            case .failure(let problem): noSource(id, problem, fadeMs: fadeMs, ticket: ticket); sent = true
+            case .success(let s): hold(.play(s, fadeMs: fadeMs, ticket: ticket))
+            case .failure(let problem): noSource(id, problem, fadeMs: fadeMs, ticket: ticket)
             }
         case let .switchTo(id, crossfadeMs, ticket):
             switch source(id) {
-            case .success(let s): sent = engine.send(.switchTo(s, crossfadeMs: crossfadeMs, ticket: ticket))
-            case .failure(let problem): noSource(id, problem, fadeMs: crossfadeMs, ticket: ticket); sent = true
+            case .success(let s): hold(.switchTo(s, crossfadeMs: crossfadeMs, ticket: ticket))
+            case .failure(let problem): noSource(id, problem, fadeMs: crossfadeMs, ticket: ticket)
             }
         case let .resume(fadeMs, ticket):
-            sent = engine.send(.play(nil, fadeMs: fadeMs, ticket: ticket))
+            hold(.play(nil, fadeMs: fadeMs, ticket: ticket))
         case let .pause(fadeMs, ticket):
-            sent = engine.send(.pause(fadeMs: fadeMs, ticket: ticket))
+            hold(.pause(fadeMs: fadeMs, ticket: ticket))
         case .setLevel(let level):
-            sent = engine.send(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
+            hold(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
         case let .setMixerLevel(level, ticket):
             // The ticket's answer runs after this action's effects.
             var reports: [EngineReport] = []
@@ -166,9 +178,12 @@ public final class AudioService: SpeakerService {
                 reports.append(.levelFailed(ticket: ticket, reason: "the mixer is not open", actual: nil))
             }
             if let context { for report in reports { context.send(.engine(report, at: context.now())) } }
-            sent = true
         }
-        if !sent { logger.error("the audio engine did not take \(request)") }
+    }
+
+    /// Queues `request` for the end of the dispatch.
+    private func hold(_ request: AudioEngine.Request) {
+        held.append(request)
     }
 
     /// Drains the audio engine's reports into the core.

@@ -19,14 +19,17 @@ public enum LiveParts {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// The core's live environment: the wall clock, NTP sync, random session ids.
+    /// The core's live environment: the wall clock, NTP sync (re-read at
+    /// most once a second: ``ClockSyncStatus``, so a command's `session`
+    /// costs no `clock_adjtime`), random session ids.
     public static func environment(software: String) -> SpeakerEnvironment {
-        SpeakerEnvironment(
+        let clock = ClockSyncStatus()
+        return SpeakerEnvironment(
             wallClock: {
                 let now = WallClock.now()
                 return WallClockReading(seconds: now.seconds, milliseconds: Int(now.nanoseconds / 1_000_000))
             },
-            clockSynced: { SystemFacts.isClockSynchronised() },
+            clockSynced: { clock.isSynchronised() },
             newSessionID: { UUIDText.random() },
             software: software)
     }

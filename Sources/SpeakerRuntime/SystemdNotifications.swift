@@ -47,6 +47,9 @@ public final class SystemdNotifications {
                     + (watchdogPingMs.map { "watchdog ping every \($0) ms from the main loop" } ?? "no watchdog"))
     }
 
+    /// Whether systemd listens (`$NOTIFY_SOCKET` was usable).
+    public var isActive: Bool { notifier != nil }
+
     /// `READY=1` with the current status.
     public func ready(status: String) {
         lastStatus = status
@@ -78,6 +81,30 @@ public final class SystemdNotifications {
         do { try notifier.notify(message) } catch {
             logger.warning("sd_notify failed: \(error.message)")
         }
+    }
+}
+
+/// Everything ``SpeakerState/statusText`` reads: the line is rebuilt only
+/// when one of these changed.
+struct StatusInputs: Equatable {
+    var audio: AudioStatus
+    var isPlaying: Bool
+    var intendsPlayback: Bool
+    var soundID: String
+    var volume: VolumeState
+    var broker: BrokerHealth
+    var mqttConnected: Bool
+    var sessionWithheld: String?
+
+    init(_ s: SpeakerState) {
+        audio = s.audio
+        isPlaying = s.session.isPlaying
+        intendsPlayback = s.session.intendsPlayback
+        soundID = s.selectedSound.id
+        volume = s.volume
+        broker = s.broker
+        mqttConnected = s.mqttConnected
+        sessionWithheld = s.sessionWithheld
     }
 }
 

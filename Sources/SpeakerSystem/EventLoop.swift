@@ -202,10 +202,16 @@ public final class EventLoop: EventLoopProtocol {
         return nextID
     }
 
-    /// Arms the timerfd to the earliest deadline (absolute), or disarms it.
+    /// Arms the timerfd to the earliest deadline (absolute). Only a deadline
+    /// earlier than the armed one (or none armed) costs a `timerfd_settime`:
+    /// when the earliest timer moved later or went away (the core's deadline
+    /// timer, re-scheduled after every dispatch, e.g. for every command),
+    /// the armed one is left to fire early — one wake-up that fires nothing
+    /// and re-arms — instead of a syscall on every dispatch.
     private func armTimer() throws(SystemError) {
         // Deadline 0 would disarm an absolute timer; 1 ns is already past.
         let wanted = timers.first.map { max($0.deadline, 1) } ?? 0
+        guard armedDeadline == 0 || (wanted != 0 && wanted < armedDeadline) else { return }
         guard wanted != armedDeadline else { return }
         var spec = itimerspec()
         spec.it_value.tv_sec = Int(wanted / 1_000_000_000)

@@ -63,6 +63,30 @@ import SpeakerSystem
         #expect(fired == [-1, 0, 1, 2, 3, 4])
     }
 
+    /// The timerfd is re-armed only for an earlier deadline: a timer moved
+    /// later between two turns (cancelled, a later one scheduled) leaves the
+    /// earlier one armed, whose wake-up fires nothing and re-arms.
+    @Test func aTimerMovedLaterFiresAtItsNewDeadlineNotBefore() throws {
+        let loop = try EventLoop()
+        let waker = try EventFD()
+        var fired: [String] = []
+        let base = MonotonicClock.now()
+        let moved = loop.schedule(at: base + 10 * ms) { fired.append("moved away") }
+        loop.addReader(fd: waker.fd) {
+            _ = waker.drain()
+            // The first turn armed +10 ms; now the earliest timer is +30 ms.
+            loop.cancel(moved)
+            loop.schedule(at: base + 30 * ms) {
+                fired.append(MonotonicClock.now() >= base + 30 * ms ? "late" : "early")
+                loop.stop()
+            }
+        }
+        waker.signal()
+        loop.schedule(after: 2000) { fired.append("guard"); loop.stop() }
+        try loop.run()
+        #expect(fired == ["late"])
+    }
+
     @Test func readerFiresWhenAnotherThreadSignalsTheEventFD() throws {
         let loop = try EventLoop()
         let waker = try EventFD()
