@@ -27,7 +27,7 @@ public struct CommandRejection: Error, Equatable, Sendable {
 }
 
 /// The one `command/result` every command gets.
-public enum CommandResult: Equatable, Sendable {
+public enum CommandResult: Equatable, Sendable, JSONWritable {
     /// Accepted and done; `level` is the level actually applied by a volume command.
     case accepted(id: String, revision: UInt64, level: Double?)
     case rejected(CommandRejection)
@@ -61,19 +61,11 @@ public enum CommandResult: Equatable, Sendable {
         w.endObject()
     }
 
-    /// The payload as published on `command/result`.
-    public func serialized() -> [UInt8] {
-        var w = JSONWriter(capacity: 96)
-        write(to: &w)
-        return w.bytes
-    }
-
-    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
-    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
+    public static var typicalJSONBytes: Int { 96 }
 }
 
 /// A physical input event, published on `event` for automations.
-public enum InputEventPayload: Equatable, Sendable {
+public enum InputEventPayload: Equatable, Sendable, JSONWritable {
     case button(name: String, gesture: String)
     case knob(delta: Int)
 
@@ -92,13 +84,5 @@ public enum InputEventPayload: Equatable, Sendable {
         w.endObject()
     }
 
-    /// The payload as published on `event`.
-    public func serialized() -> [UInt8] {
-        var w = JSONWriter(capacity: 96)
-        write(to: &w)
-        return w.bytes
-    }
-
-    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
-    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
+    public static var typicalJSONBytes: Int { 96 }
 }

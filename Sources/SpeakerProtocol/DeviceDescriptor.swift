@@ -3,7 +3,7 @@
 /// `absolute` means the speaker knows and sets a level; `relative` means the
 /// hardware only steps up or down and **no level exists** — not a guess, not
 /// a counter (mqtt-contract.md, "device").
-public enum VolumeDescriptor: Equatable, Sendable {
+public enum VolumeDescriptor: Equatable, Sendable, JSONWritable {
     case absolute(level: Double, step: Double)
     case relative
 
@@ -21,12 +21,7 @@ public enum VolumeDescriptor: Equatable, Sendable {
         w.endObject()
     }
 
-    /// The `volume` object as a tree (of the bytes `write(to:)` writes).
-    public var json: JSONValue {
-        var w = JSONWriter(capacity: 64)
-        write(to: &w)
-        return JSONValue(writtenPayload: w.bytes)
-    }
+    public static var typicalJSONBytes: Int { 64 }
 }
 
 /// Whether the audio output works (`audio` in the `device` payload).
@@ -37,7 +32,7 @@ public enum AudioStatus: String, Equatable, Sendable {
 
 /// The speaker as a media device: the retained `device` topic, also embedded
 /// in `session.devices`.
-public struct DeviceDescriptor: Equatable, Sendable {
+public struct DeviceDescriptor: Equatable, Sendable, JSONWritable {
     public var id: String
     public var name: String
     public var type: String
@@ -77,19 +72,11 @@ public struct DeviceDescriptor: Equatable, Sendable {
         w.endObject()
     }
 
-    /// The payload as published on `device`.
-    public func serialized() -> [UInt8] {
-        var w = JSONWriter(capacity: 256)
-        write(to: &w)
-        return w.bytes
-    }
-
-    /// The payload as a tree: `serialized()` parsed, so the two cannot differ.
-    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
+    public static var typicalJSONBytes: Int { 256 }
 }
 
 /// One entry of the retained `catalog` topic.
-public struct CatalogEntry: Equatable, Sendable {
+public struct CatalogEntry: Equatable, Sendable, JSONWritable {
     public var id: String
     public var name: String
     public var summary: String
@@ -118,10 +105,5 @@ public struct CatalogEntry: Equatable, Sendable {
         return w.bytes
     }
 
-    /// The entry as a tree (of the bytes `write(to:)` writes).
-    public var json: JSONValue {
-        var w = JSONWriter(capacity: 128)
-        write(to: &w)
-        return JSONValue(writtenPayload: w.bytes)
-    }
+    public static var typicalJSONBytes: Int { 128 }
 }

@@ -256,3 +256,25 @@ extension JSONValue {
         }
     }
 }
+
+/// A contract payload, or part of one, that writes its own JSON text.
+/// `serialized()` and `json` follow from `write(to:)`, so each payload has
+/// exactly one serialiser and its tree is what the speaker publishes.
+public protocol JSONWritable {
+    /// Writes the value's JSON, keys in contract order.
+    func write(to w: inout JSONWriter)
+    /// Bytes to reserve up front: one allocation for a typical value.
+    static var typicalJSONBytes: Int { get }
+}
+
+extension JSONWritable {
+    /// The JSON text, as published.
+    public func serialized() -> [UInt8] {
+        var w = JSONWriter(capacity: Self.typicalJSONBytes)
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// The value as a tree: `serialized()` parsed, so the two cannot differ.
+    public var json: JSONValue { JSONValue(writtenPayload: serialized()) }
+}
