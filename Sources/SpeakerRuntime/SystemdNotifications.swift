@@ -84,8 +84,9 @@ public final class SystemdNotifications {
     }
 }
 
-/// Everything ``SpeakerState/statusText`` reads: the line is rebuilt only
-/// when one of these changed.
+/// What the `STATUS=` line shows, taken from the state; the line is built
+/// from these fields alone (`text`), so `SystemdService` can rebuild it only
+/// when they changed and never miss a change that shows.
 struct StatusInputs: Equatable {
     var audio: AudioStatus
     var isPlaying: Bool
@@ -106,23 +107,26 @@ struct StatusInputs: Equatable {
         mqttConnected = s.mqttConnected
         sessionWithheld = s.sessionWithheld
     }
-}
 
-extension SpeakerState {
     /// One line for `systemctl status`: what plays, the level, the outputs.
-    public var statusText: String {
+    var text: String {
         var parts: [String] = []
-        let sound = "\"\(selectedSound.id)\""
+        let sound = "\"\(soundID)\""
         if audio == .unavailable {
-            parts.append("audio output unavailable" + (session.intendsPlayback ? " (will resume \(sound))" : ""))
-        } else if session.isPlaying {
+            parts.append("audio output unavailable" + (intendsPlayback ? " (will resume \(sound))" : ""))
+        } else if isPlaying {
             parts.append("playing \(sound)")
         } else {
-            parts.append(session.intendsPlayback ? "starting \(sound)" : "idle (\(sound) selected)")
+            parts.append(intendsPlayback ? "starting \(sound)" : "idle (\(sound) selected)")
         }
         if case .absolute(let level) = volume { parts.append("level \(Int((level * 100).rounded()))%") }
         parts.append(broker.statusText(connected: mqttConnected))
         if let withheld = sessionWithheld { parts.append("session NOT published: \(withheld)") }
         return parts.joined(separator: ", ")
     }
+}
+
+extension SpeakerState {
+    /// One line for `systemctl status`: what plays, the level, the outputs.
+    public var statusText: String { StatusInputs(self).text }
 }

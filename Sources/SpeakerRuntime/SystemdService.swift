@@ -83,7 +83,7 @@ public final class SystemdService: SpeakerService {
         let inputs = StatusInputs(state)
         guard inputs != statusInputs else { return }
         statusInputs = inputs
-        status = state.statusText
+        status = inputs.text
         notifications.update(status: status)
     }
 
