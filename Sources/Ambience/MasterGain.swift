@@ -6,64 +6,38 @@
 /// (`RenderHistory`). `apply` and `advance` step it with the same arithmetic,
 /// so a restored-and-advanced state equals the one that rendered the frames.
 struct MasterGain: Equatable {
-    var fadePosition: Float = 0
-    var fadeTarget: Float = 0
-    var fadeStep: Float = 0
-    var fadeRemaining = 0
-    var volume: Float = 1
-    var volumeTarget: Float = 1
-    var volumeStep: Float = 0
-    var volumeRemaining = 0
+    /// The transport fade's position p (gain smoothstep(p)): 0 paused, 1 playing.
+    var fade = Ramp(value: 0)
+    /// The linear volume gain.
+    var gain = Ramp(value: 1)
 
+    var fadePosition: Float { fade.value }
+    var volume: Float { gain.value }
     /// True once a pause's fade-out has completed (output is exact zeros).
-    var isSilent: Bool { fadePosition <= 0 && fadeTarget <= 0 }
+    var isSilent: Bool { fade.value <= 0 && fade.target <= 0 }
     /// True when the transport intends to play (fading in or playing).
-    var isPlaying: Bool { fadeTarget > 0 }
+    var isPlaying: Bool { fade.target > 0 }
     /// Nothing ramps: every frame gets the same gain.
-    var isSteady: Bool { fadeRemaining == 0 && volumeRemaining == 0 }
+    var isSteady: Bool { fade.remaining == 0 && gain.remaining == 0 }
     /// The gain of a steady state (transport × volume).
-    var steadyGain: Float { AmbienceRenderer.smoothstep(fadePosition) * volume }
+    var steadyGain: Float { AmbienceRenderer.smoothstep(fade.value) * gain.value }
 
     /// Moves the fade position to `target` at the rate of a full fade over
     /// `fullFrames` (a fade reversed midway takes proportionally less time).
     mutating func startFade(to target: Float, fullFrames: Int) {
-        fadeTarget = target
-        let frames = Int((abs(target - fadePosition) * Float(max(fullFrames, 0))).rounded(.up))
-        if frames <= 0 {
-            fadePosition = target
-            fadeRemaining = 0
-        } else {
-            fadeRemaining = frames
-            fadeStep = (target - fadePosition) / Float(frames)
-        }
+        fade.start(to: target, frames: Int((abs(target - fade.value) * Float(max(fullFrames, 0))).rounded(.up)))
     }
 
     /// Ramps the volume linearly to `linear` over `rampFrames` from its current value.
     mutating func setGain(_ linear: Float, rampFrames: Int) {
-        let target = linear.isNaN ? 0 : max(0, linear)
-        volumeTarget = target
-        if rampFrames <= 0 {
-            volume = target
-            volumeRemaining = 0
-        } else {
-            volumeRemaining = rampFrames
-            volumeStep = (target - volume) / Float(rampFrames)
-        }
+        gain.start(to: linear.isNaN ? 0 : max(0, linear), frames: rampFrames)
     }
 
     /// One frame's step of both ramps.
     @inline(__always)
     private mutating func step() {
-        if fadeRemaining > 0 {
-            fadePosition += fadeStep
-            fadeRemaining -= 1
-            if fadeRemaining == 0 { fadePosition = fadeTarget }
-        }
-        if volumeRemaining > 0 {
-            volume += volumeStep
-            volumeRemaining -= 1
-            if volumeRemaining == 0 { volume = volumeTarget }
-        }
+        fade.step()
+        gain.step()
     }
 
     /// Multiplies `n` stereo frames of `buffer` by the (ramping) gain.
@@ -91,5 +65,40 @@ struct MasterGain: Equatable {
             step()
             left -= 1
         }
+    }
+}
+
+/// A value moving linearly to a target, one step per frame, landing exactly
+/// on the target at the last step. Both of `MasterGain`'s stages are one.
+struct Ramp: Equatable {
+    var value: Float
+    var target: Float
+    var increment: Float = 0
+    var remaining = 0
+
+    init(value: Float) {
+        self.value = value
+        target = value
+    }
+
+    /// Heads for `target` over `frames` frames; at once when `frames` <= 0.
+    mutating func start(to target: Float, frames: Int) {
+        self.target = target
+        if frames <= 0 {
+            value = target
+            remaining = 0
+        } else {
+            remaining = frames
+            increment = (target - value) / Float(frames)
+        }
+    }
+
+    /// One frame's step (nothing once the target is reached).
+    @inline(__always)
+    mutating func step() {
+        guard remaining > 0 else { return }
+        value += increment
+        remaining -= 1
+        if remaining == 0 { value = target }
     }
 }
