@@ -54,9 +54,10 @@ extension Speaker {
     /// Publishes whatever changed since the last publication: `device`,
     /// `catalog`, and `session` with a new revision. Deferred while the engine
     /// has outstanding requests, so a published state is one the engine has
-    /// reached; results of accepted commands follow the publication that
-    /// shows their change. `session` waits for a revision reservation to be
-    /// confirmed, and is withheld while none can be made (`Speaker+Revisions`).
+    /// reached; results of accepted commands wait for the publication that
+    /// shows their change and leave just before it, naming its revision.
+    /// `session` waits for a revision reservation to be confirmed, and is
+    /// withheld while none can be made (`Speaker+Revisions`).
     mutating func publishChanges() {
         noteRevisionStanding()
         publishPending()
@@ -72,11 +73,20 @@ extension Speaker {
         }
     }
 
+    /// The state publications of one change, then the results that waited
+    /// for it. The results are emitted first: MQTT orders messages only
+    /// within one topic, so a reader correlates a result with the `session`
+    /// by its `revision` in any case, and a result ahead of the state it
+    /// names reaches the caller sooner: the broker would store and fan out
+    /// `device` and `session` before forwarding a result queued behind them
+    /// (README, "The command path"). Both leave in the same dispatch.
     private mutating func publishPending() {
         guard state.outstanding.isEmpty, state.pendingLevels.isEmpty else { return }
+        var publications: [Publication] = []
+        defer { for publication in publications { effects.append(.publish(publication)) } }
         if state.publishedCatalog != state.catalog {
             state.publishedCatalog = state.catalog
-            effects.append(.publish(retained(topic("catalog"), CatalogEntry.serialized(state.catalog))))
+            publications.append(retained(topic("catalog"), CatalogEntry.serialized(state.catalog)))
         }
         let device = deviceDescriptor
         var deviceBytes: [UInt8]?
@@ -84,7 +94,7 @@ extension Speaker {
             state.publishedDevice = device
             let bytes = device.serialized()
             deviceBytes = bytes
-            effects.append(.publish(retained(frequentTopics.device, bytes)))
+            publications.append(retained(frequentTopics.device, bytes))
         }
         var session = sessionSnapshot(device: device)
         var previous = state.publishedSession
@@ -107,7 +117,7 @@ extension Speaker {
             // The device part is the same descriptor: its bytes are copied.
             let publication = retained(frequentTopics.session, session.serialized(writtenDevice: deviceBytes))
             state.broker.publishedOwnSession(publication.payload)
-            effects.append(.publish(publication))
+            publications.append(publication)
         }
         let ready = resultsAwaitingPublish
         resultsAwaitingPublish = []

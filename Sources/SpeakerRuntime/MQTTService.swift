@@ -83,9 +83,11 @@ public final class MQTTService: SpeakerService {
             logger.warning("publish to \(p.topic) failed: \(error)")
         }
         if holding && p.topic == resultTopic {
-            // A command's answer leaves now, with the PUBACK and the state
-            // held before it, not after every service has observed the new
-            // state (the status line, the deadline timer): same packets, same order.
+            // A command's answer leaves now, with the command's PUBACK held
+            // before it, in a segment of its own: the core emits it ahead of
+            // the `device`/`session` it names, which follow at the end of the
+            // drain, so the broker forwards the answer before it stores and
+            // fans out the state (measured: README, "The command path").
             client.flush()
             client.holdWrites()
         }
@@ -108,8 +110,8 @@ public final class MQTTService: SpeakerService {
     }
 
     /// Drains the link's events into the core. What they make the core
-    /// publish (a command's state and result) leaves in one write with the
-    /// command's PUBACK, once all of them are reduced.
+    /// publish leaves in one write once all of them are reduced, except a
+    /// command's result, which leaves as soon as it is published (`perform`).
     private func events() {
         guard let context else { return }
         client.holdWrites()

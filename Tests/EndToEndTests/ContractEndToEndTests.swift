@@ -53,12 +53,20 @@ import TestSupport
     }
 
     /// Sends a command and waits for its (first) result.
+    /// Sends a command and waits for its result; for an accepted one also for
+    /// the `session` whose revision it names (the result leaves just before
+    /// that `session`), as a client that reads the state after a result must.
     static func send(_ peer: TestPeer, _ root: String, _ id: String, _ body: String, timeout: Double = 10) throws -> JSONValue? {
         let marker = Monotonic.nanoseconds()
         try peer.publish(topic: "\(root)/command", string: body)
-        return parse(peer.waitForMessage(topic: "\(root)/command/result", timeout: timeout) {
+        let result = parse(peer.waitForMessage(topic: "\(root)/command/result", timeout: timeout) {
             $0.receivedAtNanoseconds >= marker && (parse($0)?["id"] == .string(id) || (id.isEmpty && parse($0)?["id"] == .null))
         })
+        if result?["ok"] == .bool(true), let revision = result?["revision"] {
+            #expect(peer.waitForMessage(topic: "\(root)/session", timeout: timeout) { parse($0)?["revision"] == revision } != nil,
+                    "no session with the revision of \(id)'s result")
+        }
+        return result
     }
 
     static func code(_ v: JSONValue?) -> String? { v?["error"]?["code"]?.stringValue }

@@ -98,8 +98,8 @@ import Testing
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
         ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
         h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
-            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
             #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
         ], state: { $0.session.isPlaying = true })
     }
 
@@ -111,8 +111,8 @@ import Testing
             #"audio pause(fadeMs: 400, ticket: 2)"#,
         ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
         h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
-            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
             #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
         ], state: { $0.session.isPlaying = false })
     }
 
@@ -148,21 +148,21 @@ import Testing
         var h = Self.ready()
         h.assertCommand(#"{"id":"c8","action":"setVolume","level":0.7}"#, equal: [
             #"audio setLevel(0.7)"#,
+            #"publish ~/command/result qos1 {"id":"c8","ok":true,"revision":2,"level":0.7}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-            #"publish ~/command/result qos1 {"id":"c8","ok":true,"revision":2,"level":0.7}"#,
         ], state: { $0.volume = .absolute(level: 0.7) })
         h.assertCommand(#"{"id":"c9","action":"volumeUp","steps":2}"#, equal: [
             #"audio setLevel(0.8)"#,
+            #"publish ~/command/result qos1 {"id":"c9","ok":true,"revision":3,"level":0.8}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-            #"publish ~/command/result qos1 {"id":"c9","ok":true,"revision":3,"level":0.8}"#,
         ], state: { $0.volume = .absolute(level: 0.8) })
         h.assertCommand(#"{"id":"c10","action":"volumeDown"}"#, equal: [
             #"audio setLevel(0.75)"#,
+            #"publish ~/command/result qos1 {"id":"c10","ok":true,"revision":4,"level":0.75}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-            #"publish ~/command/result qos1 {"id":"c10","ok":true,"revision":4,"level":0.75}"#,
         ], state: { $0.volume = .absolute(level: 0.75) })
     }
 
@@ -171,10 +171,10 @@ import Testing
         h.assertCommand(#"{"id":"c11","action":"setVolume","level":0.5}"#, responseTopic: "phone/replies", correlation: [1, 2, 3],
                         equal: [
                             #"audio setLevel(0.5)"#,
-                            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-                            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
                             #"publish ~/command/result qos1 {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
                             #"publish phone/replies qos1 correlation [1, 2, 3] {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
+                            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+                            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
                         ], state: { $0.volume = .absolute(level: 0.5) })
     }
 
@@ -219,9 +219,9 @@ import Testing
             #"audio setMixerLevel(0.6, ticket: 2)"#,
         ])
         h.assertEffects(of: .engine(.levelSet(ticket: 2), at: h.now), equal: [
+            #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-            #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
         ], state: { $0.volume = .absolute(level: 0.6) })
         h.assertCommand(#"{"id":"c19","action":"setVolume","level":0.9}"#, equal: [
             #"audio setMixerLevel(0.9, ticket: 3)"#,
