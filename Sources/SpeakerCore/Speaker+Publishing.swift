@@ -73,13 +73,13 @@ extension Speaker {
         }
     }
 
-    /// The state publications of one change, then the results that waited
-    /// for it. The results are emitted first: MQTT orders messages only
-    /// within one topic, so a reader correlates a result with the `session`
-    /// by its `revision` in any case, and a result ahead of the state it
-    /// names reaches the caller sooner: the broker would store and fan out
-    /// `device` and `session` before forwarding a result queued behind them
-    /// (README, "The command path"). Both leave in the same dispatch.
+    /// The state publications of one change and the results that waited for
+    /// it, the results first: MQTT orders messages only within one topic, so
+    /// a reader ties a result to its `session` by the `revision` in any case,
+    /// and a result ahead of the state it names reaches the caller sooner —
+    /// the broker would store and fan out `device` and `session` before
+    /// forwarding a result queued behind them (README, "The result ahead of
+    /// the state"). Both leave in the same dispatch.
     private mutating func publishPending() {
         guard state.outstanding.isEmpty, state.pendingLevels.isEmpty else { return }
         var publications: [Publication] = []

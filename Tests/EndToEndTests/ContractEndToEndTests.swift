@@ -52,7 +52,6 @@ import TestSupport
         return checked
     }
 
-    /// Sends a command and waits for its (first) result.
     /// Sends a command and waits for its result; for an accepted one also for
     /// the `session` whose revision it names (the result leaves just before
     /// that `session`), as a client that reads the state after a result must.
