@@ -104,6 +104,7 @@ class Speaker:
     def __init__(self, hass: HomeAssistant, refuse: dict[str, Any] | None = None, silent: bool = False) -> None:
         self.hass, self.refuse, self.silent = hass, refuse, silent
         self.received: list[tuple[int, dict[str, Any]]] = []
+        self.revision, self.playing = 1, False
 
     async def start(self) -> None:
         """Subscribes, and returns once the broker delivers to the subscription
@@ -124,10 +125,20 @@ class Speaker:
         self.received.append((msg.qos, command))
         if self.silent:
             return
-        result = {"id": command["id"], "ok": True, "revision": 10}
         if self.refuse:
             result = {"id": command["id"], "ok": False, "error": self.refuse}
-        self.hass.async_create_task(publish(self.hass, f"{ROOT}/command/result", result, retain=False))
+            self.hass.async_create_task(publish(self.hass, f"{ROOT}/command/result", result, retain=False))
+            return
+        # As the speaker does: the result, then the session whose revision it names.
+        self.revision += 1
+        result = {"id": command["id"], "ok": True, "revision": self.revision}
+        self.playing = not self.playing
+        after = session(self.revision, device("den", "Den speaker"), playing=self.playing, ended=False)
+
+        async def answer() -> None:
+            await publish(self.hass, f"{ROOT}/command/result", result, retain=False)
+            await publish(self.hass, f"{ROOT}/session", after)
+        self.hass.async_create_task(answer())
 
 
 async def test_commands_carry_ids_at_qos_1_and_wait_for_their_result(hass: HomeAssistant, mqtt_entry) -> None:
@@ -140,6 +151,8 @@ async def test_commands_carry_ids_at_qos_1_and_wait_for_their_result(hass: HomeA
              ("volume_set", {"volume_level": 0.3}), ("media_next_track", {}), ("volume_up", {})]
     for service, data in calls:
         await hass.services.async_call("media_player", service, {"entity_id": ENTITY, **data}, blocking=True)
+        # The call returns once the session its result named is applied.
+        assert state(hass).state == ("playing" if speaker.playing else "paused"), service
     actions = [c["action"] for _, c in speaker.received]
     assert actions == ["play", "toggle", "select", "setVolume", "next", "volumeUp"]
     assert {qos for qos, _ in speaker.received} == {1}

@@ -10,3 +10,7 @@ COMMAND_TIMEOUT_S = 10.0
 # The config flow listens this long for retained announcements (they arrive
 # right after the subscription; the window only bounds a silent broker).
 SCAN_WINDOW_S = 2.0
+# A good result names the revision of the `session` that shows its change and
+# leaves just before it (MQTT orders messages only within a topic): a service
+# call returns once that session is applied, waiting at most this long for it.
+STATE_WAIT_S = 2.0

@@ -35,7 +35,7 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .const import COMMAND_TIMEOUT_S, CONF_DEVICE_ID, CONF_PREFIX, DOMAIN
+from .const import COMMAND_TIMEOUT_S, CONF_DEVICE_ID, CONF_PREFIX, DOMAIN, STATE_WAIT_S
 
 F = MediaPlayerEntityFeature
 # session.commands entry -> the features it offers.
@@ -103,6 +103,8 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         self._catalog: list[dict[str, Any]] = []
         self._revision = -1
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        # Service calls waiting for the session revision their result named.
+        self._revision_waiters: list[tuple[int, asyncio.Future[None]]] = []
 
     async def async_added_to_hass(self) -> None:
         """Subscribe (QoS 1) to the speaker's retained state and its command results."""
@@ -121,6 +123,8 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
     async def async_will_remove_from_hass(self) -> None:
         for future in self._pending.values():
             future.cancel()
+        for _, waiter in self._revision_waiters:
+            waiter.cancel()
 
     # MARK: incoming
 
@@ -151,6 +155,9 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         if isinstance(devices, list) and devices and isinstance(devices[0], dict):
             self._device = devices[0]
         self.async_write_ha_state()
+        for wanted, waiter in self._revision_waiters:
+            if wanted <= self._revision and not waiter.done():
+                waiter.set_result(None)
 
     @callback
     def _on_catalog(self, msg: mqtt.ReceiveMessage) -> None:
@@ -291,7 +298,27 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
                     "message": str(error.get("message", "")),
                 },
             )
+        await self._state_named_by(result)
         return result
+
+    async def _state_named_by(self, result: dict[str, Any]) -> None:
+        """Waits (at most STATE_WAIT_S) until the session whose revision a good
+        result names is applied, so the entity's state shows the command when
+        the service call returns: the speaker sends the result just before
+        that session. Not arriving in time is not an error — the command was
+        done; the state follows when the speaker publishes it."""
+        revision = result.get("revision")
+        if not isinstance(revision, int) or revision <= self._revision:
+            return
+        entry = (revision, self.hass.loop.create_future())
+        self._revision_waiters.append(entry)
+        try:
+            async with asyncio.timeout(STATE_WAIT_S):
+                await entry[1]
+        except TimeoutError:
+            pass
+        finally:
+            self._revision_waiters.remove(entry)
 
 
 def _decode(payload: Any) -> Any:
