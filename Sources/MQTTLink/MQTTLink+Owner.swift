@@ -131,9 +131,8 @@ extension MQTTLink {
     }
 
     /// Writes everything queued, as one TCP segment when `cork` is set (a
-    /// command's PUBACK and result; then, in a second write, the state
-    /// publications the result named). What the
-    /// socket does not take is written when it becomes writable (EPOLLOUT).
+    /// command's PUBACK and its result). What the socket does not take is
+    /// written when it becomes writable (EPOLLOUT).
     /// Main thread, owning the socket.
     func writeOnMain(_ mosq: OpaquePointer, cork: Bool) -> Int32 {
         var rc = Int32(MOSQ_ERR_SUCCESS.rawValue)

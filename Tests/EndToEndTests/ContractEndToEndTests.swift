@@ -61,10 +61,7 @@ import TestSupport
         let result = parse(peer.waitForMessage(topic: "\(root)/command/result", timeout: timeout) {
             $0.receivedAtNanoseconds >= marker && (parse($0)?["id"] == .string(id) || (id.isEmpty && parse($0)?["id"] == .null))
         })
-        if result?["ok"] == .bool(true), let revision = result?["revision"] {
-            #expect(peer.waitForMessage(topic: "\(root)/session", timeout: timeout) { parse($0)?["revision"] == revision } != nil,
-                    "no session with the revision of \(id)'s result")
-        }
+        #expect(peer.waitForSession(under: root, namedBy: result, timeout: timeout), "no session with the revision of \(id)'s result")
         return result
     }
 
@@ -248,5 +245,17 @@ import TestSupport
             #expect(speaker.process.waitForExit(timeout: 10) != nil)
         }
         print("revision after a restart and two kill -9: \(highest)")
+    }
+}
+
+extension TestPeer {
+    /// Waits for the `session` whose revision a good `result` names (the
+    /// speaker sends the result just before it); true at once for a result
+    /// that names none.
+    func waitForSession(under root: String, namedBy result: JSONValue?, timeout: Double = 10) -> Bool {
+        guard result?["ok"] == .bool(true), let revision = result?["revision"] else { return true }
+        return waitForMessage(topic: "\(root)/session", timeout: timeout) {
+            (try? JSONParser().parse($0.payload))?["revision"] == revision
+        } != nil
     }
 }

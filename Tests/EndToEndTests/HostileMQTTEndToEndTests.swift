@@ -60,9 +60,7 @@ import TestSupport
         #expect(result != nil, "\(speaker.log)")
         #expect(!peer.messages(on: "\(root)/command/result").contains { $0.payloadString.contains("\"old\"") })
         // The result leaves just ahead of the state it names: wait for that session.
-        let revision = result.flatMap { try? JSONParser().parse($0.payload) }?["revision"]
-        #expect(peer.waitForMessage(topic: "\(root)/session", timeout: 10) {
-            (try? JSONParser().parse($0.payload))?["revision"] == revision } != nil)
+        #expect(peer.waitForSession(under: root, namedBy: result.flatMap { try? JSONParser().parse($0.payload) }))
         let level = peer.messages(on: "\(root)/device").last.flatMap { try? JSONParser().parse(Array($0.payloadString.utf8)) }?["volume"]?["level"]
         #expect(level == .number(0.25), "0.2 + one step, never 0.9: \(String(describing: level))")
         #expect(Self.count("ignoring a retained message", in: speaker.log) == 1, "\(speaker.log)")
