@@ -57,7 +57,7 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
         builder.soundAndPlayback(catalog: catalog)
         builder.diagnostics()
         HomeAssistantTriggers.add(to: &builder, inputs: config.inputs)
-        let root = config.topicRoot
+        let topics = SpeakerTopics(root: config.topicRoot)
         let id = config.device.id
         payload = .object([
             ("device", .object([
@@ -66,7 +66,7 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
                 ("sw_version", .string(software)),
             ])),
             ("origin", .object([("name", .string("ambient-speaker")), ("sw_version", .string(software))])),
-            ("availability_topic", .string("\(root)/availability")),
+            ("availability_topic", .string(topics.availability)),
             ("payload_available", .string("online")), ("payload_not_available", .string("offline")),
             ("qos", .number(1)),
             ("components", .object(builder.components)),
@@ -101,12 +101,12 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
 
 /// Collects the `components` of the discovery message (see `HomeAssistantDiscovery`).
 struct ComponentBuilder {
-    let root: String
+    let topics: SpeakerTopics
     let deviceID: String
     private(set) var components: [(key: String, value: JSONValue)] = []
 
     init(root: String, deviceID: String) {
-        self.root = root
+        topics = SpeakerTopics(root: root)
         self.deviceID = deviceID
     }
 
@@ -129,7 +129,7 @@ struct ComponentBuilder {
 
     mutating func button(_ object: String, _ name: String, _ action: String, icon: String, active: Bool = true) {
         add(object, "button", active: active, [
-            ("name", .string(name)), ("command_topic", .string("\(root)/command")),
+            ("name", .string(name)), ("command_topic", .string(topics.command)),
             ("command_template", command(action)), ("icon", .string(icon)),
         ])
     }
@@ -151,9 +151,9 @@ struct ComponentBuilder {
         let level = "value_json.volume.level"
         add("volume", "number", active: isAbsolute, [
             ("name", .string("Volume")), ("icon", .string("mdi:volume-high")),
-            ("state_topic", .string("\(root)/device")),
+            ("state_topic", .string(topics.device)),
             ("value_template", .string("{{ (\(level) * 100) | round(3) if value_json.volume is defined and \(level) is defined else none }}")),
-            ("command_topic", .string("\(root)/command")),
+            ("command_topic", .string(topics.command)),
             ("command_template", command("setVolume", #","level":{{ (value / 100) | round(5) }}"#)),
             ("min", .number(0)), ("max", .number(Self.percent(config.maxLevel))),
             ("step", .number(max(0.001, Self.percent(config.step)))),
@@ -172,26 +172,26 @@ struct ComponentBuilder {
         add("sound", "select", active: true, [
             ("name", .string("Sound")), ("icon", .string("mdi:waves")),
             ("options", .array(labels.map { .string($0) })),
-            ("state_topic", .string("\(root)/session")),
+            ("state_topic", .string(topics.session)),
             ("value_template", .string("{% set names = \(namesByID) %}"
                                        + "{{ names[value_json.soundID] if value_json.soundID in names else none }}")),
-            ("command_topic", .string("\(root)/command")),
+            ("command_topic", .string(topics.command)),
             ("command_template", .string("{% set ids = \(idsByName) %}" + command("select", #","soundID":{{ ids[value] }}"#).stringValue!)),
         ])
         add("playing", "binary_sensor", active: true, [
             ("name", .string("Playing")), ("icon", .string("mdi:speaker-play")),
-            ("state_topic", .string("\(root)/session")),
+            ("state_topic", .string(topics.session)),
             ("value_template", .string("{{ 'ON' if value_json.isPlaying else 'OFF' }}")),
         ])
         add("playback", "sensor", active: true, [
             ("name", .string("Playback")), ("icon", .string("mdi:play-pause")),
             ("device_class", .string("enum")), ("options", .array(["playing", "paused", "idle"].map { .string($0) })),
-            ("state_topic", .string("\(root)/session")),
+            ("state_topic", .string(topics.session)),
             ("value_template", .string("{{ 'idle' if value_json.ended else ('playing' if value_json.isPlaying else 'paused') }}")),
         ])
         add("now_playing", "sensor", active: true, [
             ("name", .string("Now playing")), ("icon", .string("mdi:music-note")),
-            ("state_topic", .string("\(root)/session")),
+            ("state_topic", .string(topics.session)),
             ("value_template", .string("{% set names = \(namesByID) %}{{ names[value_json.soundID] "
                                        + "if value_json.isPlaying and value_json.soundID in names else none }}")),
         ])
@@ -202,13 +202,13 @@ struct ComponentBuilder {
             ("name", .string("Audio output")), ("icon", .string("mdi:speaker")),
             ("device_class", .string("enum")), ("options", .array([.string("ok"), .string("unavailable")])),
             ("entity_category", .string("diagnostic")),
-            ("state_topic", .string("\(root)/device")),
+            ("state_topic", .string(topics.device)),
             ("value_template", .string("{{ value_json.audio if value_json.audio is defined else none }}")),
         ])
         add("underruns", "sensor", active: true, [
             ("name", .string("Audio underruns")), ("icon", .string("mdi:waveform")),
             ("state_class", .string("total_increasing")), ("entity_category", .string("diagnostic")),
-            ("state_topic", .string("\(root)/device")),
+            ("state_topic", .string(topics.device)),
             ("value_template", .string("{{ value_json.underruns if value_json.underruns is defined else none }}")),
         ])
     }

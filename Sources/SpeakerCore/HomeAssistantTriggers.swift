@@ -44,7 +44,7 @@ enum HomeAssistantTriggers {
     static let knobSubtype = "Volume knob"
 
     static func add(to builder: inout ComponentBuilder, inputs: InputsSection) {
-        let topic = JSONValue.string("\(builder.root)/event")
+        let topic = JSONValue.string(builder.topics.event)
         for button in TransportButton.allCases {
             let present = button != .encoderSwitch || inputs.encoderSwitch != nil
             for gesture in [ButtonGesture.press, .long, .double] {

@@ -14,7 +14,7 @@ extension Speaker {
         if incoming.retained {
             state.retainedCommandsIgnored += 1
             if state.retainedCommandsIgnored == 1 {
-                effects.append(.log(.warning, "ignoring a retained message on \(topic("command")) (a retained command would run "
+                effects.append(.log(.warning, "ignoring a retained message on \(topics.command) (a retained command would run "
                     + "again at every start); clear it with an empty retained publish to that topic"))
             }
             return
@@ -81,7 +81,7 @@ extension Speaker {
     /// response topic with its correlation data when it gave one.
     private mutating func sendResult(_ result: CommandResult, to origin: PendingCommand) {
         let payload = result.serialized()
-        effects.append(.publish(Publication(topic: frequentTopics.result, payload: payload, qos: 1, retain: false)))
+        effects.append(.publish(Publication(topic: topics.result, payload: payload, qos: 1, retain: false, deliverNow: true)))
         if let responseTopic = origin.responseTopic, !responseTopic.isEmpty {
             effects.append(.publish(Publication(topic: responseTopic, payload: payload, qos: 1, retain: false,
                                                 correlationData: origin.correlationData)))

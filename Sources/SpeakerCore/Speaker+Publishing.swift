@@ -1,18 +1,5 @@
 import SpeakerProtocol
 
-/// `device`, `session` and `command/result` under the topic root.
-struct FrequentTopics: Sendable {
-    let device: String
-    let session: String
-    let result: String
-
-    init(root: String) {
-        device = root + "/device"
-        session = root + "/session"
-        result = root + "/command/result"
-    }
-}
-
 extension Speaker {
     /// The `device` payload for the current state.
     var deviceDescriptor: DeviceDescriptor {
@@ -69,7 +56,7 @@ extension Speaker {
         if withheld != state.sessionWithheld, state.outstanding.isEmpty, state.pendingLevels.isEmpty {
             let device = deviceDescriptor
             state.publishedDevice = device
-            effects.append(.publish(retained(frequentTopics.device, device.serialized())))
+            effects.append(.publish(retained(topics.device, device.serialized())))
         }
     }
 
@@ -86,7 +73,7 @@ extension Speaker {
         defer { for publication in publications { effects.append(.publish(publication)) } }
         if state.publishedCatalog != state.catalog {
             state.publishedCatalog = state.catalog
-            publications.append(retained(topic("catalog"), CatalogEntry.serialized(state.catalog)))
+            publications.append(retained(topics.catalog, CatalogEntry.serialized(state.catalog)))
         }
         let device = deviceDescriptor
         var deviceBytes: [UInt8]?
@@ -94,7 +81,7 @@ extension Speaker {
             state.publishedDevice = device
             let bytes = device.serialized()
             deviceBytes = bytes
-            publications.append(retained(frequentTopics.device, bytes))
+            publications.append(retained(topics.device, bytes))
         }
         var session = sessionSnapshot(device: device)
         var previous = state.publishedSession
@@ -115,7 +102,7 @@ extension Speaker {
             session.clockSynced = environment.clockSynced()
             state.publishedSession = session
             // The device part is the same descriptor: its bytes are copied.
-            let publication = retained(frequentTopics.session, session.serialized(writtenDevice: deviceBytes))
+            let publication = retained(topics.session, session.serialized(writtenDevice: deviceBytes))
             state.broker.publishedOwnSession(publication.payload)
             publications.append(publication)
         }
@@ -131,10 +118,10 @@ extension Speaker {
     /// contract order — `device`, `catalog`, `session`, then `availability` =
     /// `online` last.
     mutating func republishAll() {
-        if let device = state.publishedDevice { effects.append(.publish(retained(frequentTopics.device, device.serialized()))) }
-        if let catalog = state.publishedCatalog { effects.append(.publish(retained(topic("catalog"), CatalogEntry.serialized(catalog)))) }
-        if let session = state.publishedSession { effects.append(.publish(retained(frequentTopics.session, session.serialized()))) }
-        effects.append(.publish(Publication(topic: topic("availability"), payload: Array("online".utf8), qos: 1, retain: true)))
+        if let device = state.publishedDevice { effects.append(.publish(retained(topics.device, device.serialized()))) }
+        if let catalog = state.publishedCatalog { effects.append(.publish(retained(topics.catalog, CatalogEntry.serialized(catalog)))) }
+        if let session = state.publishedSession { effects.append(.publish(retained(topics.session, session.serialized()))) }
+        effects.append(.publish(Publication(topic: topics.availability, payload: SpeakerTopics.online, qos: 1, retain: true)))
     }
 
     private func retained(_ topic: String, _ payload: [UInt8]) -> Publication {

@@ -19,9 +19,8 @@ public struct Speaker: Sendable {
         set { state.config = newValue }
     }
     let environment: SpeakerEnvironment
-    /// The topics published on every command, built once (the topic root is
-    /// restart-only; building them per publication showed in the profile).
-    let frequentTopics: FrequentTopics
+    /// This speaker's topics, built once (the topic root changes only with a restart).
+    let topics: SpeakerTopics
     /// Effects accumulated by the action being reduced.
     var effects: [SpeakerEffect] = []
     /// Accepted commands whose result waits for the publication that shows
@@ -47,7 +46,7 @@ public struct Speaker: Sendable {
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
                 revisions: RevisionCounter, restored: PersistedState? = nil) {
         self.environment = environment
-        frequentTopics = FrequentTopics(root: config.topicRoot)
+        topics = SpeakerTopics(root: config.topicRoot)
         let volume: VolumeState = config.volume.mode == .gpioStep
             ? .relative : .absolute(level: min(config.volume.initialLevel, config.volume.maxLevel))
         state = SpeakerState(config: config, catalog: catalog, volume: volume,
@@ -55,9 +54,6 @@ public struct Speaker: Sendable {
                              inputs: InputDecoders(config: config.inputs))
         restore(restored)
     }
-
-    /// `{prefix}/{deviceId}/{suffix}`.
-    func topic(_ suffix: String) -> String { "\(config.topicRoot)/\(suffix)" }
 
     /// The earliest instant at which a `.tick` has work to do (debounce, long
     /// press, double press, session idle timeout, state save); nil when nothing is due.
@@ -188,6 +184,6 @@ public struct Speaker: Sendable {
     }
 
     private mutating func publishEvent(_ payload: InputEventPayload) {
-        effects.append(.publish(Publication(topic: topic("event"), payload: payload.serialized(), qos: 0, retain: false)))
+        effects.append(.publish(Publication(topic: topics.event, payload: payload.serialized(), qos: 0, retain: false)))
     }
 }

@@ -6,13 +6,22 @@ public struct Publication: Equatable, Sendable {
     public var retain: Bool
     /// MQTT v5 correlation data, for replies on a caller's response topic.
     public var correlationData: [UInt8]?
+    /// The write policy: true when this publication, and whatever was queued
+    /// before it in the same dispatch, should leave at once in a segment of its
+    /// own rather than with the rest at the end of the dispatch. The core sets
+    /// it on a command's result, which it emits just ahead of the `device` and
+    /// `session` it names, so the broker forwards the answer before it stores
+    /// and fans out the state.
+    public var deliverNow: Bool
 
-    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]? = nil) {
+    public init(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]? = nil,
+                deliverNow: Bool = false) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
         self.correlationData = correlationData
+        self.deliverNow = deliverNow
     }
 
     /// The payload as text (for logs and tests).

@@ -74,7 +74,7 @@ public enum LiveParts {
     /// the will, and the subscriptions (`command`, plus Home Assistant's
     /// status topic — even with discovery off, since a reload can turn it on).
     public static func mqttLink(config: SpeakerConfig, logger: Logger) throws(StartupError) -> MQTTLink {
-        let root = config.topicRoot
+        let topics = SpeakerTopics(root: config.topicRoot)
         var password: String?
         if let file = config.mqtt.passwordFile {
             do {
@@ -87,10 +87,10 @@ public enum LiveParts {
             host: config.mqtt.host, port: config.mqtt.port, clientID: "ambient-speaker-\(config.device.id)",
             keepaliveSeconds: config.mqtt.keepaliveSeconds, username: config.mqtt.username, password: password,
             tls: config.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
-            will: MQTTWill(topic: "\(root)/availability", payload: Array("offline".utf8), qos: 1, retain: true),
-            subscriptions: ["\(root)/command", HomeAssistantDiscovery.statusTopic(config),
+            will: MQTTWill(topic: topics.availability, payload: SpeakerTopics.offline, qos: 1, retain: true),
+            subscriptions: [topics.command, HomeAssistantDiscovery.statusTopic(config),
                             // Its own retained session, to recognise a twin with the same device id (BrokerHealth).
-                            "\(root)/session"])
+                            topics.session])
         do {
             return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
         } catch {

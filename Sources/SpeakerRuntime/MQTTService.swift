@@ -1,4 +1,5 @@
 import SpeakerCore
+import SpeakerProtocol
 import SpeakerSystem
 import MQTTLink
 
@@ -40,14 +41,10 @@ public final class MQTTService: SpeakerService {
     private let client: any MQTTClient
     private let loop: any EventLoopProtocol
     private let logger: Logger
-    private let topicRoot: String
+    /// This speaker's topics (matched against every message).
+    private let topics: SpeakerTopics
     private let broker: String
     private let homeAssistantStatusTopic: String
-    /// `<root>/command` and `<root>/session`, built once (matched for every message).
-    private let commandTopic: String
-    private let sessionTopic: String
-    /// `<root>/command/result`: the answer a caller waits for.
-    private let resultTopic: String
     /// True while `events()` holds the link's writes.
     private var holding = false
     /// The link's event fd on the loop while running.
@@ -58,12 +55,9 @@ public final class MQTTService: SpeakerService {
         self.client = client
         self.loop = loop
         self.logger = logger
-        topicRoot = config.topicRoot
+        topics = SpeakerTopics(root: config.topicRoot)
         broker = "\(config.mqtt.host):\(config.mqtt.port)"
         homeAssistantStatusTopic = HomeAssistantDiscovery.statusTopic(config)
-        commandTopic = "\(config.topicRoot)/command"
-        sessionTopic = "\(config.topicRoot)/session"
-        resultTopic = "\(config.topicRoot)/command/result"
     }
 
     public func start(_ context: ServiceContext) throws(StartupError) {
@@ -82,12 +76,10 @@ public final class MQTTService: SpeakerService {
                                                        correlationData: p.correlationData) {
             logger.warning("publish to \(p.topic) failed: \(error)")
         }
-        if holding && p.topic == resultTopic {
-            // A command's answer leaves now, with the command's PUBACK held
-            // before it, in a segment of its own: the core emits it ahead of
-            // the `device`/`session` it names, which follow at the end of the
-            // drain, so the broker forwards the answer before it stores and
-            // fans out the state (measured: README, "The command path").
+        if holding && p.deliverNow {
+            // The core's write policy: what is queued so far (the command's
+            // PUBACK and its answer) leaves now in a segment of its own; the
+            // rest of the dispatch follows at the end of the drain.
             client.flush()
             client.holdWrites()
         }
@@ -104,7 +96,7 @@ public final class MQTTService: SpeakerService {
         guard case .running(let registration) = phase else { return }
         phase = .stopped
         loop.remove(registration)
-        client.shutdown(finalPublish: (topic: "\(topicRoot)/availability", payload: Array("offline".utf8), retain: true),
+        client.shutdown(finalPublish: (topic: topics.availability, payload: SpeakerTopics.offline, retain: true),
                         timeoutMs: 1500)
         context = nil
     }
@@ -130,17 +122,17 @@ public final class MQTTService: SpeakerService {
                 context.send(.mqttDisconnected(at: context.now()))
             case .problem(let problem):
                 context.send(.mqttProblem(problem, at: context.now()))
-            case .message(let m) where m.topic == commandTopic:
+            case .message(let m) where m.topic == topics.command:
                 context.send(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
                                                       correlationData: m.correlationData, retained: m.retain), at: context.now()))
-            case .message(let m) where m.topic == sessionTopic:
+            case .message(let m) where m.topic == topics.session:
                 if m.retain {
                     let other = m.publisher.map { $0 != client.instanceID } ?? false
                     context.send(.retainedSessionSeen(m.payload, otherPublisher: other, at: context.now()))
                 }
             case .message(let m) where m.topic == homeAssistantStatusTopic:
                 // Home Assistant (re)started: the core decides whether to announce the device again.
-                context.send(.homeAssistantStatus(online: m.payload == Array("online".utf8), at: context.now()))
+                context.send(.homeAssistantStatus(online: m.payload == SpeakerTopics.online, at: context.now()))
             case .message(let m):
                 logger.debug("ignoring a message on \(m.topic)")
             }
