@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SpeakerCore
 import SpeakerSystem
 import SpeakerRuntime
@@ -60,7 +63,8 @@ enum Launch {
                 return { server.close() }
             },
             openGPIO: { onEdge, onFailure throws(GPIOError) in
-                try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), onEdge: onEdge, onFailure: onFailure)
+                try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), lines: gpioLines(loop: loop, logger: logger),
+                              onEdge: onEdge, onFailure: onFailure)
             })
         var services: [any SpeakerService] = [
             SystemdService(notifications: SystemdNotifications(logger: logger.named("systemd")),
@@ -77,5 +81,21 @@ enum Launch {
         if demo { services.append(DemoConsole(loop: loop, board: board)) }
         services.append(MQTTService(client: link, config: config, loop: loop, logger: logger))
         return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
+    }
+
+    /// The board's libgpiod access: live, or — when the environment variable
+    /// `AMBIENT_SPEAKER_GPIO_TRACE` names a file — live and recorded there as a
+    /// ``GPIOTrace`` (how the HIL VM records traces for Tests/BoardTests).
+    static func gpioLines(loop: EventLoop, logger: Logger) -> any GPIOLineAccess {
+        let live = LibGPIODLines()
+        guard let path = getenv("AMBIENT_SPEAKER_GPIO_TRACE").map({ String(cString: $0) }), !path.isEmpty else { return live }
+        do throws(SystemError) {
+            let recording = try RecordingGPIOLines(wrapping: live, clock: { [unowned loop] in loop.now() }, path: path)
+            logger.notice("gpio: recording every libgpiod access to \(path) (AMBIENT_SPEAKER_GPIO_TRACE)")
+            return recording
+        } catch {
+            logger.warning("gpio: cannot record to \(path) (AMBIENT_SPEAKER_GPIO_TRACE): \(error); not recording")
+            return live
+        }
     }
 }
