@@ -73,8 +73,11 @@ let package = Package(
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile", "CFLAC"]),
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
-        // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
-        .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),
+        // The Board module: the simulated board, its control socket, the amp stepper, the edge
+        // reorder, and the libgpiod board replayed from traces recorded on gpio-sim (Tests/HIL)
+        // on the manual-time loop; the real libgpiod (v1 or v2 build) for chip enumeration.
+        .testTarget(name: "BoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"],
+                    exclude: ["Traces"]),
         // The whole runtime (core + services) on the manual-time loop, with in-memory audio and MQTT behind their ports.
         .testTarget(name: "SpeakerRuntimeTests", dependencies: ["SpeakerRuntime", "SpeakerCore", "SpeakerProtocol", "SpeakerSystem",
                                                                 "Board", "AudioALSA", "MQTTLink", "SoundFiles", "Ambience"]),

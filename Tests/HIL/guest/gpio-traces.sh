@@ -27,9 +27,10 @@ gpio_trace() {  # $1 name, then the commands that make the scenario (run with ev
 # A press without bounce, a bouncy press, fast bouncy knob turns, the fastest
 # bouncy turns (edges of the two phases read out of order: the reorder window),
 # and a turn made while the speaker is stopped (SIGSTOP), so that the kernel
-# queues overflow (v1: 16 edges, v2: 1024) and the board re-reads the levels.
+# queues overflow (v1: 16 edges, v2: 1024) and the board re-reads the levels,
+# then one clean detent that must count exactly.
 gpio_trace press "hil-probe press $SIM/sim_gpio17/pull 120"
 gpio_trace bouncy-press "hil-probe press $SIM/sim_gpio17/pull 120 bounce"
 gpio_trace turns "hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 3 3000 bounce; sleep 0.3; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull -2 3000 bounce"
 gpio_trace fast-turns "hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull -5 500 bounce; sleep 0.3; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 8 500 bounce"
-gpio_trace lost-edges "kill -STOP \$SPK; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 110 500 bounce; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 1 500; kill -CONT \$SPK"
+gpio_trace lost-edges "kill -STOP \$SPK; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 110 500 bounce; kill -CONT \$SPK; sleep 0.5; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 1 3000"
