@@ -124,12 +124,14 @@ hil_boot() {  # label, seconds, qemu command...
 # Writes the gpio traces a VM printed (HIL_GPIO_TRACE=1: "HIL GPIOTRACE [label]
 # name | line") to $work/gpio-traces/label/name.trace, one file per scenario.
 hil_gpio_traces() {  # label, console log
-  local dir="$work/gpio-traces/$1" name
-  tr -d '\r' < "$2" | grep -q "^HIL GPIOTRACE \[$1\] " || return 0
+  local dir="$work/gpio-traces/$1" lines="$work/gpio-traces-$1.lines" name
+  tr -d '\r' < "$2" | sed -n "s/^HIL GPIOTRACE \[$1\] //p" > "$lines"
+  [ -s "$lines" ] || { rm -f "$lines"; return 0; }
   rm -rf "$dir"; mkdir -p "$dir"
-  for name in $(tr -d '\r' < "$2" | sed -n "s/^HIL GPIOTRACE \[$1\] \([^ ]*\) | .*/\1/p" | sort -u); do
-    tr -d '\r' < "$2" | sed -n "s/^HIL GPIOTRACE \[$1\] $name | //p" > "$dir/$name.trace"
+  for name in $(sed -n 's/^\([^ ]*\) | .*/\1/p' "$lines" | sort -u); do
+    sed -n "s/^$name | //p" "$lines" > "$dir/$name.trace"
   done
+  rm -f "$lines"
   echo "hil: gpio traces of $1 in $dir: $(cd "$dir" && echo *.trace)" >&2
 }
 

@@ -24,13 +24,16 @@ gpio_trace() {  # $1 name, then the commands that make the scenario (run with ev
     fi
     unset AMBIENT_SPEAKER_GPIO_TRACE
 }
-# A press without bounce, a bouncy press, fast bouncy knob turns, the fastest
-# bouncy turns (edges of the two phases read out of order: the reorder window),
-# and a turn made while the speaker is stopped (SIGSTOP), so that the kernel
-# queues overflow (v1: 16 edges, v2: 1024) and the board re-reads the levels,
-# then one clean detent that must count exactly.
+# A press without bounce, a bouncy press, bouncy knob turns, the fastest bouncy
+# turns, a short turn made while the speaker is stopped (SIGSTOP: both phases'
+# edges arrive at once, one line after the other, and only the reorder puts
+# them in order), and a long one ending with phase A held active, so that the
+# kernel queues overflow (v1: 16 edges, v1 keeping the oldest; v2: 1024,
+# keeping the newest) and the board re-reads the levels; then A is let go and
+# one clean detent must count exactly.
 gpio_trace press "hil-probe press $SIM/sim_gpio17/pull 120"
 gpio_trace bouncy-press "hil-probe press $SIM/sim_gpio17/pull 120 bounce"
 gpio_trace turns "hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 3 3000 bounce; sleep 0.3; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull -2 3000 bounce"
 gpio_trace fast-turns "hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull -5 500 bounce; sleep 0.3; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 8 500 bounce"
-gpio_trace lost-edges "kill -STOP \$SPK; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 110 500 bounce; kill -CONT \$SPK; sleep 0.5; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 1 3000"
+gpio_trace burst "kill -STOP \$SPK; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 2 500; kill -CONT \$SPK"
+gpio_trace lost-edges "kill -STOP \$SPK; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 110 500 bounce; pull 23 pull-down; kill -CONT \$SPK; sleep 0.5; pull 23 pull-up; sleep 0.3; hil-probe turn $SIM/sim_gpio23/pull $SIM/sim_gpio24/pull 1 3000"
