@@ -87,9 +87,13 @@ final class AudioThreadWorker: @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
-    /// The thread body; returns when stopped (after signalling `exitWake`).
-    func run() {
-        report(.realtimeScheduling(Self.requestRealtimePriority()))
+    /// The audio thread's SCHED_FIFO priority (the thread asks for it as it starts).
+    static let realtimePriority: Int32 = 70
+
+    /// The thread body; `realtime`: whether SCHED_FIFO was granted. Returns
+    /// when stopped (after signalling `exitWake`).
+    func run(realtime: Bool) {
+        report(.realtimeScheduling(realtime))
         if playback == nil {
             report(.deviceUnavailable(reason: "audio device \"\(settings.device)\" could not be opened at start-up"))
         }
@@ -353,12 +357,5 @@ final class AudioThreadWorker: @unchecked Sendable {
 
     private func frames(ms: Int) -> Int {
         max(0, ms) * settings.sampleRate / 1000
-    }
-
-    /// Asks for SCHED_FIFO priority 70 for the calling thread.
-    private static func requestRealtimePriority() -> Bool {
-        var param = sched_param()
-        param.sched_priority = 70
-        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0
     }
 }

@@ -85,6 +85,6 @@ func makeEventFD() throws(MQTTError) -> EventFD {
     do {
         return try EventFD()
     } catch {
-        throw MQTTError(function: error.operation, code: error.errno, message: error.message)
+        throw MQTTError(system: error)
     }
 }

@@ -1,4 +1,5 @@
 import CMosquitto
+import SpeakerSystem
 
 /// A libmosquitto call that failed: which function, its return code and
 /// `mosquitto_strerror` for it. Created on the thread that made the call.
@@ -22,6 +23,11 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         self.function = function
         self.code = code
         self.message = message
+    }
+
+    /// A failed system call (SpeakerSystem's funnel): its operation, errno and text.
+    init(system error: SystemError) {
+        self.init(function: error.operation, code: error.errno, message: error.message)
     }
 
     public var description: String { "\(function) failed: \(message) (\(code))" }

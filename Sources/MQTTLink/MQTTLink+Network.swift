@@ -155,12 +155,3 @@ extension MQTTLink {
         }
     }
 }
-
-/// pthread entry point of the network thread; `context` is a retained
-/// `MQTTLink`, released here.
-func networkThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let context else { return nil }
-    let link = Unmanaged<MQTTLink>.fromOpaque(context).takeRetainedValue()
-    link.runNetwork()
-    return nil
-}

@@ -17,34 +17,23 @@ enum SocketOwner {
 /// One pollable descriptor for the main loop (an epoll set), readable when a
 /// member is: the mailbox's eventfd always, the keepalive timerfd, and the
 /// broker socket while the main thread owns it.
-final class ReadinessSet: Sendable {
-    let fd: Int32
+struct ReadinessSet: Sendable {
+    let members: EpollSet
     /// Fires every second while the main thread owns the socket, for `mosquitto_loop_misc` (keepalive).
-    let keepalive: Int32
+    let keepalive: PeriodicTimerFD
+
+    /// The descriptor the main loop polls.
+    var fd: Int32 { members.fd }
 
     init(mailbox: Int32) throws(MQTTError) {
-        func failure(_ function: String) -> MQTTError {
-            MQTTError(function: function, code: errno, message: String(cString: strerror(errno)))
+        do {
+            members = try EpollSet()
+            keepalive = try PeriodicTimerFD()
+            try members.watch(mailbox)
+            try members.watch(keepalive.fd)
+        } catch {
+            throw MQTTError(system: error)
         }
-        fd = cmosq_readiness_new()
-        guard fd >= 0 else { throw failure("epoll_create1") }
-        keepalive = cmosq_timer_new()
-        guard keepalive >= 0 else {
-            let error = failure("timerfd_create")
-            close(fd)
-            throw error
-        }
-        guard cmosq_readiness_watch(fd, mailbox, 0) == 0, cmosq_readiness_watch(fd, keepalive, 0) == 0 else {
-            let error = failure("epoll_ctl")
-            close(fd)
-            close(keepalive)
-            throw error
-        }
-    }
-
-    deinit {
-        close(fd)
-        close(keepalive)
     }
 }
 
@@ -70,10 +59,10 @@ extension MQTTLink {
         guard socket >= 0 else { return nil }
         let lent = handover.withLock { closed -> Bool in
             let output = mosquitto_want_write(mosq)
-            guard !closed, cmosq_readiness_watch(readiness.fd, socket, output ? 1 : 0) == 0 else { return false }
+            guard !closed, (try? readiness.members.watch(socket, output: output)) != nil else { return false }
             watchingOutput = output
             keepaliveDue = MonotonicClock.now() + MQTTLink.keepaliveTickNs  // ≤ the timer's first expiry
-            _ = cmosq_timer_every(readiness.keepalive, 1000)
+            try? readiness.keepalive.fire(everyMilliseconds: 1000)
             owner.store(SocketOwner.main, ordering: .releasing)
             return true
         }
@@ -124,10 +113,7 @@ extension MQTTLink {
     /// read(2) of it. Main thread, owning the socket.
     private func clearKeepaliveTick() {
         guard MonotonicClock.now() >= keepaliveDue else { return }
-        var expirations: UInt64 = 0
-        if read(readiness.keepalive, &expirations, 8) == 8 {
-            keepaliveDue += expirations * MQTTLink.keepaliveTickNs
-        }
+        keepaliveDue += readiness.keepalive.takeExpirations() * MQTTLink.keepaliveTickNs
     }
 
     /// Writes everything queued, as one TCP segment when `cork` is set (a
@@ -138,15 +124,15 @@ extension MQTTLink {
         var rc = Int32(MOSQ_ERR_SUCCESS.rawValue)
         if mosquitto_want_write(mosq) {
             let socket = mosquitto_socket(mosq)
-            if cork { _ = cmosq_cork(socket, 1) }
+            if cork { try? Descriptors.setTCPCork(socket, true) }
             rc = mosquitto_loop_write(mosq, 1)
-            if cork && rc == .mosqSuccess { _ = cmosq_cork(socket, 0) }
+            if cork && rc == .mosqSuccess { try? Descriptors.setTCPCork(socket, false) }
         }
         let socket = mosquitto_socket(mosq)
         if rc == .mosqSuccess && socket >= 0 {
             let pending = mosquitto_want_write(mosq)
             if pending != watchingOutput {
-                _ = cmosq_readiness_watch(readiness.fd, socket, pending ? 1 : 0)
+                try? readiness.members.watch(socket, output: pending)
                 watchingOutput = pending
             }
         }
@@ -170,8 +156,8 @@ extension MQTTLink {
             if closing { closed = true }
             guard owner.load(ordering: .acquiring) == SocketOwner.main else { return }
             let socket = mosquitto_socket(mosq)
-            if socket >= 0 { cmosq_readiness_forget(readiness.fd, socket) }
-            _ = cmosq_timer_every(readiness.keepalive, 0)
+            if socket >= 0 { readiness.members.forget(socket) }
+            try? readiness.keepalive.fire(everyMilliseconds: 0)
             watchingOutput = false
             returned.withLock { $0 = result }
             owner.store(SocketOwner.network, ordering: .releasing)

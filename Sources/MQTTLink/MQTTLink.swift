@@ -103,7 +103,7 @@ public final class MQTTLink: @unchecked Sendable {
     /// reused: libmosquitto copies them into each message. Main thread.
     private var publisherProperties: OpaquePointer?
     private(set) var client: OpaquePointer?
-    private var networkThread: pthread_t?
+    private var networkThread: OSThread?
     private var retainedSelf: Unmanaged<MQTTLink>?
 
     /// Creates a stopped link. Cheap; makes no network calls. Any thread.
@@ -221,18 +221,15 @@ public final class MQTTLink: @unchecked Sendable {
         retainedSelf = unmanaged
         logConfiguration()
 
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, networkThreadMain, context)
-        guard rc == 0 else {
-            Unmanaged<MQTTLink>.fromOpaque(context).release()
+        do {
+            networkThread = try OSThread.start(name: "mqtt-network") { _ in self.runNetwork() }
+        } catch {
             client = nil
             retainedSelf = nil
             mosquitto_destroy(mosq)
             unmanaged.release()
-            throw MQTTError(function: "pthread_create", code: rc, message: String(cString: strerror(rc)))
+            throw MQTTError(system: error)
         }
-        networkThread = thread
     }
 
     /// Publishes a message. QoS 0 or 1; `correlationData` adds the MQTT v5
@@ -326,12 +323,12 @@ public final class MQTTLink: @unchecked Sendable {
         if let thread = networkThread {
             let remaining = max(200, deadline - monotonicMilliseconds())
             if waitReadable(finished.fd, milliseconds: remaining) {
-                pthread_join(thread, nil)
+                thread.join()
             } else if ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.abandoned,
                                                 ordering: .acquiringAndReleasing).exchanged {
                 // Stuck in a connect (DNS, TCP SYN retries, TLS): leave it; it frees the client when it returns.
                 logger.warning("the network thread is still connecting; leaving it to finish on its own")
-                pthread_detach(thread)
+                thread.detach()
                 networkThread = nil
                 client = nil
                 connected.store(false, ordering: .releasing)
@@ -339,7 +336,7 @@ public final class MQTTLink: @unchecked Sendable {
                 retainedSelf = nil  // the self-retain now belongs to the network thread
                 return .abandonedConnect
             } else {
-                pthread_join(thread, nil)
+                thread.join()
             }
             networkThread = nil
         }

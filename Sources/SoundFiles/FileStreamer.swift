@@ -18,7 +18,7 @@ public final class FileStreamer: @unchecked Sendable {
     private let wake: EventFD
     private let streams = Mutex<[FileStream]>([])
     private let stopRequested = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private var thread: OSThread?
     private let logger: Logger
     /// Shared by the short loops of every sound this streamer serves (`audio.loopMemoryKB`).
     public let loopBudget: LoopMemoryBudget
@@ -34,7 +34,7 @@ public final class FileStreamer: @unchecked Sendable {
     deinit {
         // The thread holds a reference while it runs, so this normally runs after
         // `shutdown()`; if the thread itself dropped the last one, don't join it.
-        if let tid = thread, pthread_equal(tid, pthread_self()) == 0 { shutdown() }
+        if let thread, !thread.isCurrent { shutdown() }
     }
 
     /// True between `start()` and `shutdown()`.
@@ -43,28 +43,17 @@ public final class FileStreamer: @unchecked Sendable {
     /// Starts the read-ahead thread (normal priority). Main thread.
     public func start() throws(SystemError) {
         guard thread == nil else { return }
-        let retained = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<FileStreamer>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, retained.toOpaque())
-        guard rc == 0 else {
-            retained.release()
-            throw SystemError(operation: "pthread_create", errno: rc, path: nil)
-        }
-        thread = tid
+        thread = try OSThread.start(name: "read-ahead") { _ in self.run() }
         logger.info("read-ahead thread started (file sounds stream from disk)")
     }
 
     /// Stops and joins the thread. Main thread.
     public func shutdown() {
-        guard let tid = thread else { return }
+        guard let thread else { return }
         stopRequested.store(true, ordering: .releasing)
         wake.signal()
-        pthread_join(tid, nil)
-        thread = nil
+        thread.join()
+        self.thread = nil
     }
 
     /// Streams currently registered (for tests and logs). Main thread.
