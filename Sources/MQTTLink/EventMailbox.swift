@@ -75,11 +75,6 @@ func waitReadable(_ fd: Int32, milliseconds: Int) -> Bool {
     }
 }
 
-/// Monotonic milliseconds, for deadlines (SpeakerSystem's one ``MonotonicClock``).
-func monotonicMilliseconds() -> Int {
-    Int(MonotonicClock.now() / 1_000_000)
-}
-
 /// SpeakerSystem's eventfd, with its error re-typed for this module.
 func makeEventFD() throws(MQTTError) -> EventFD {
     do {

@@ -61,7 +61,7 @@ extension MQTTLink {
             let output = mosquitto_want_write(mosq)
             guard !closed, (try? readiness.members.watch(socket, output: output)) != nil else { return false }
             watchingOutput = output
-            keepaliveDue = MonotonicClock.now() + MQTTLink.keepaliveTickNs  // ≤ the timer's first expiry
+            keepaliveDue = clock() + MQTTLink.keepaliveTickNs  // ≤ the timer's first expiry
             try? readiness.keepalive.fire(everyMilliseconds: 1000)
             owner.store(SocketOwner.main, ordering: .releasing)
             return true
@@ -112,7 +112,7 @@ extension MQTTLink {
     /// armed, advanced by whole periods), so a drain for a command costs no
     /// read(2) of it. Main thread, owning the socket.
     private func clearKeepaliveTick() {
-        guard MonotonicClock.now() >= keepaliveDue else { return }
+        guard clock() >= keepaliveDue else { return }
         keepaliveDue += readiness.keepalive.takeExpirations() * MQTTLink.keepaliveTickNs
     }
 

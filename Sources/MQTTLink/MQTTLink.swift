@@ -43,6 +43,10 @@ public final class MQTTLink: @unchecked Sendable {
     /// The settings this link was created with.
     public let settings: MQTTSettings
     let logger: Logger
+    /// Monotonic nanoseconds (CLOCK_MONOTONIC in the daemon, the keepalive
+    /// timerfd's clock): the one time the link reads, on the main and the
+    /// network thread, for the keepalive tick and `shutdown`'s deadline.
+    let clock: @Sendable () -> UInt64
     let mailbox: EventMailbox<MQTTEvent>
     let tracker: PublishTracker
     let connected = Atomic<Bool>(false)
@@ -106,12 +110,15 @@ public final class MQTTLink: @unchecked Sendable {
     private var networkThread: OSThread?
     private var retainedSelf: Unmanaged<MQTTLink>?
 
-    /// Creates a stopped link. Cheap; makes no network calls. Any thread.
-    public init(settings: MQTTSettings, logger: Logger) throws(MQTTError) {
+    /// Creates a stopped link. Cheap; makes no network calls. `clock` gives
+    /// monotonic nanoseconds (live: `MonotonicClock.now`); it is read on the
+    /// main and the network thread. Any thread.
+    public init(settings: MQTTSettings, logger: Logger, clock: @escaping @Sendable () -> UInt64) throws(MQTTError) {
         self.settings = settings
         self.logger = logger
+        self.clock = clock
         self.mailbox = try EventMailbox()
-        self.tracker = try PublishTracker()
+        self.tracker = try PublishTracker(clock: clock)
         self.wake = try makeEventFD()
         self.finished = try makeEventFD()
         self.readiness = try ReadinessSet(mailbox: mailbox.fd)
@@ -293,7 +300,7 @@ public final class MQTTLink: @unchecked Sendable {
     public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?,
                          timeoutMs: Int) -> ShutdownOutcome {
         guard let mosq = client else { return .notRunning }
-        let deadline = monotonicMilliseconds() + timeoutMs
+        let deadline = milliseconds() + timeoutMs
         // From here the network thread serves the socket (the PUBACKs waited for below, the DISCONNECT).
         holding = false
         takeBack(result: (Int32(MOSQ_ERR_SUCCESS.rawValue), 0), closing: true)
@@ -321,7 +328,7 @@ public final class MQTTLink: @unchecked Sendable {
         }
         wake.signal()
         if let thread = networkThread {
-            let remaining = max(200, deadline - monotonicMilliseconds())
+            let remaining = max(200, deadline - milliseconds())
             if waitReadable(finished.fd, milliseconds: remaining) {
                 thread.join()
             } else if ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.abandoned,
@@ -348,6 +355,9 @@ public final class MQTTLink: @unchecked Sendable {
         retainedSelf = nil
         return .stopped
     }
+
+    /// `clock` in milliseconds, for `shutdown`'s deadline.
+    private func milliseconds() -> Int { Int(clock() / 1_000_000) }
 
     /// Applies every setting to a fresh client. Main thread, before connecting.
     private func configure(_ mosq: OpaquePointer) throws(MQTTError) {

@@ -92,7 +92,7 @@ public enum LiveParts {
                             // Its own retained session, to recognise a twin with the same device id (BrokerHealth).
                             topics.session])
         do {
-            return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
+            return try MQTTLink(settings: settings, logger: logger.named("mqtt"), clock: { MonotonicClock.now() })
         } catch {
             throw StartupError(exitCode: 2, message: "\(error)")
         }
