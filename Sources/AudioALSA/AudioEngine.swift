@@ -154,8 +154,8 @@ public final class AudioEngine {
     /// Main thread only.
     public func shutdown(fadeMs: Int) {
         guard let thread, let worker, case .success(let fds) = wakeups else { return }
-        worker.stopFadeMs.store(max(0, fadeMs), ordering: .relaxed)
-        worker.stopRequested.store(true, ordering: .releasing)
+        worker.stop.fadeMs.store(max(0, fadeMs), ordering: .relaxed)
+        worker.stop.requested.store(true, ordering: .releasing)
         fds.request.signal()
         let bufferMs = 1000 * settings.bufferFrames / max(settings.sampleRate, 1)
         let limitNanos = Int64(max(0, fadeMs) + bufferMs + 2000) * 1_000_000

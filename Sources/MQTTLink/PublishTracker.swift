@@ -28,7 +28,7 @@ final class PublishTracker: Sendable {
     /// Readable after a tracked message was acknowledged while `wait` ran.
     private let waker: EventFD
     /// Set while `wait` runs: only then is an acknowledgement worth an
-    /// eventfd write (a setVolume gets three PUBACKs; issue 13).
+    /// eventfd write (a setVolume gets three PUBACKs).
     private let waiting = Atomic<Bool>(false)
     /// The link's monotonic clock (nanoseconds), for `wait`'s deadline.
     private let clock: @Sendable () -> UInt64
