@@ -92,7 +92,7 @@ public final class AudioEngine {
         let worker = AudioThreadWorker(settings: effective, playback: playback, openDevice: openDevice,
                                        requests: requests, reports: reports,
                                        requestWake: fds.request, reportWake: fds.report, exitWake: fds.exit)
-        do {
+        do throws(SystemError) {
             thread = try OSThread.start(name: "audio", realtimePriority: AudioThreadWorker.realtimePriority) { realtime in
                 worker.run(realtime: realtime ?? false)
             }

@@ -26,7 +26,7 @@ struct ReadinessSet: Sendable {
     var fd: Int32 { members.fd }
 
     init(mailbox: Int32) throws(MQTTError) {
-        do {
+        do throws(SystemError) {
             members = try EpollSet()
             keepalive = try PeriodicTimerFD()
             try members.watch(mailbox)

@@ -191,7 +191,7 @@ public final class MQTTLink: @unchecked Sendable {
         lifetime.retainedSelf = unmanaged
         logConfiguration()
 
-        do {
+        do throws(SystemError) {
             let handle = ClientHandle(mosq: mosq)
             lifetime.networkThread = try OSThread.start(name: "mqtt-network") { _ in self.runNetwork(handle) }
         } catch {

@@ -29,7 +29,7 @@ public final class EpollSet: @unchecked Sendable {
     /// then `EPOLL_CTL_ADD` when it is not a member yet).
     public func watch(_ member: Int32, output: Bool = false) throws(SystemError) {
         let set = fd
-        do {
+        do throws(SystemError) {
             _ = try systemCall("epoll_ctl") { csys_epoll_ctl(set, EPOLL_CTL_MOD, member, output ? 1 : 0) }
         } catch {
             guard error.errno == ENOENT else { throw error }
