@@ -63,22 +63,26 @@ let package = Package(
                            "MQTTLink", "SpeakerSystem", "SpeakerHost", "Board"]),
         .executableTarget(
             name: "speaker-bench",
-            dependencies: ["SpeakerCore", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport"],
+            dependencies: ["SpeakerCore", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport", "SeededRandom"],
             path: "Sources/speaker-bench"),
 
         // Test support: a real mosquitto broker and a libmosquitto peer for tests and benchmarks.
-        .target(name: "TestSupport", dependencies: ["CMosquitto", "SpeakerSystem"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CMosquitto", "SpeakerSystem", "SeededRandom"], path: "Tests/TestSupport"),
 
         // The hostile-broker suite: a real MQTTLink against a fake broker sending seeded malformed packets
         // (scripts/hostile-broker runs it in chunks and counts crashes).
         .executableTarget(name: "hostile-broker", dependencies: ["MQTTLink", "SpeakerSystem", "TestSupport"],
                           path: "Tests/HostileBroker"),
 
-        .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol"]),
+        // A seeded generator for tests and benchmarks whose inputs must repeat.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom"),
+
+        .testTarget(name: "SpeakerProtocolTests", dependencies: ["SpeakerProtocol", "SeededRandom"]),
+        .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol", "SeededRandom"]),
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile", "CFLAC"]),
-        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore"]),
+        .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore", "SeededRandom"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
         .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),

@@ -58,7 +58,7 @@ public final class MQTTService: SpeakerService {
 
     public func observe(_ state: SpeakerState) {
         // The core's verdict on a session takeover slows the link's reconnects.
-        client.setPatientReconnects(state.broker.takeoverSuspected)
+        client.setPatientReconnects(state.link.broker.takeoverSuspected)
     }
 
     /// `offline` (acknowledged) before a clean disconnect.

@@ -73,14 +73,14 @@ struct StatusInputs: Equatable {
     var sessionWithheld: String?
 
     init(_ s: SpeakerState) {
-        audio = s.audio
-        isPlaying = s.session.isPlaying
-        intendsPlayback = s.session.intendsPlayback
-        soundID = s.selectedSound.id
-        volume = s.volume
-        broker = s.broker
-        mqttConnected = s.mqttConnected
-        sessionWithheld = s.sessionWithheld
+        audio = s.transport.audio
+        isPlaying = s.transport.session.isPlaying
+        intendsPlayback = s.transport.session.intendsPlayback
+        soundID = s.transport.selectedSound.id
+        volume = s.volume.level
+        broker = s.link.broker
+        mqttConnected = s.link.mqttConnected
+        sessionWithheld = s.publishing.sessionWithheld
     }
 
     /// One line for `systemctl status`: what plays, the level, the outputs.

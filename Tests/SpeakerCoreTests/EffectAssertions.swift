@@ -41,14 +41,14 @@ struct VisibleState: Equatable, CustomStringConvertible {
     var sessionWithheld: String?
 
     init(_ s: SpeakerState) {
-        selected = s.selectedSound.id
-        session = s.session
-        volume = s.volume
-        audio = s.audio
-        underruns = s.underruns
-        mqttConnected = s.mqttConnected
-        retainedCommandsIgnored = s.retainedCommandsIgnored
-        sessionWithheld = s.sessionWithheld
+        selected = s.transport.selectedSound.id
+        session = s.transport.session
+        volume = s.volume.level
+        audio = s.transport.audio
+        underruns = s.transport.underruns
+        mqttConnected = s.link.mqttConnected
+        retainedCommandsIgnored = s.commands.retainedCommandsIgnored
+        sessionWithheld = s.publishing.sessionWithheld
     }
 
     var description: String {

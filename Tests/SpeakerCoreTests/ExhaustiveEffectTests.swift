@@ -250,9 +250,10 @@ import Testing
         h.assertEffects(of: .engine(.underruns(total: 3), at: h.now), equal: [], state: { $0.underruns = 3 })
     }
 
-    @Test func levelChangedOutside() {
+    @Test func mixerMovedElsewhere() {
         var h = Self.ready { $0.volume.mode = .alsaMixer }
-        h.assertEffects(of: .engine(.levelChangedOutside(level: 0.25), at: h.now), equal: [
+        h.assertEffects(of: .engine(.mixerReading(db: -30, level: 0.25, ownWrite: false), at: h.now), equal: [
+            #"log info volume: mixer moved elsewhere to -30.0 dB (level 0.25)"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
         ], state: { $0.volume = .absolute(level: 0.25) })
