@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // ambient-speaker: Swift firmware for a Raspberry Pi ambience speaker.
-// Dependencies point one way: executable -> adapters -> core. Only the
-// adapter modules import C; SpeakerCore and SpeakerProtocol are pure Swift.
+// Dependencies point one way: executable -> adapters -> ports -> core. Only the
+// adapter modules import C; SpeakerCore, SpeakerProtocol, Ambience, SpeakerLoop,
+// SpeakerPorts and SpeakerRuntime are pure Swift.
 import PackageDescription
 
 let package = Package(
@@ -83,6 +84,9 @@ let package = Package(
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Ambience", "SpeakerSystem", "CSndfile", "CFLAC"]),
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore", "SeededRandom"]),
+        .testTarget(name: "SpeakerLoopTests", dependencies: ["SpeakerLoop"]),
+        // The state, revision and config files and the notify socket, on real files.
+        .testTarget(name: "SpeakerHostTests", dependencies: ["SpeakerHost", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
         .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),
