@@ -12,11 +12,11 @@ import Board
 final class DemoConsole: SpeakerService {
     let name = "demo"
     private let loop: EventLoop
-    private let board: BoardService
+    private let board: SpeakerBoard
     private var keys: TerminalKeys?
     private var lastLine = ""
 
-    init(loop: EventLoop, board: BoardService) {
+    init(loop: EventLoop, board: SpeakerBoard) {
         self.loop = loop
         self.board = board
     }

@@ -5,7 +5,7 @@ import Testing
 import SpeakerCore
 import SpeakerSystem
 import SpeakerRuntime
-import MQTTLink
+import SpeakerPorts
 
 /// The runtime whole, on virtual time: start-up order, the path of a press
 /// and of a command, timers, SIGHUP, SIGTERM and shutdown in reverse order —
