@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// A queue from libmosquitto's network thread to the main loop: a
 /// mutex-protected array plus an eventfd that is readable while events wait.

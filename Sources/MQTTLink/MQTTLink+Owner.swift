@@ -4,6 +4,7 @@ import Glibc
 import CMosquitto
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// Who drives the libmosquitto client's socket (`MQTTLink.owner`).
 enum SocketOwner {

@@ -4,6 +4,7 @@ import Glibc
 import CMosquitto
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// The speaker's MQTT connection, over libmosquitto (MQTT v5 with a 3.1.1
 /// fallback, persistent session, last will, TLS, credentials) with its own

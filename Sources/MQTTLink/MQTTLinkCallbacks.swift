@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMosquitto
 import Synchronization
+import SpeakerPorts
 
 // libmosquitto callbacks. They run on the link's network thread (inside mosquitto_loop), so they
 // are plain global functions (no actor isolation, no captures) and reach the

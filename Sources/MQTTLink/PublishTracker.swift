@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// Tracks QoS 1 messages libmosquitto has not yet seen acknowledged, so
 /// `shutdown` can wait for PUBACKs. `published` is called on the main thread
