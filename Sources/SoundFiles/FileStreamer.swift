@@ -16,6 +16,8 @@ public final class FileStreamer: @unchecked Sendable {
     // @unchecked Sendable: `streams` is behind a Mutex, the flags are atomics,
     // `thread` is only touched by the main thread, and the eventfd is thread-safe.
     private let wake: EventFD
+    /// Signalled by the thread after each pass over the streams (`awaitPass`).
+    private let passDone: EventFD
     private let streams = Mutex<[FileStream]>([])
     private let stopRequested = Atomic<Bool>(false)
     private var thread: OSThread?
@@ -27,6 +29,7 @@ public final class FileStreamer: @unchecked Sendable {
     /// Short loops are kept decoded within `loopMemoryBytes` in all.
     public init(logger: Logger, loopMemoryBytes: Int = LoopMemoryBudget.defaultKB * 1024) throws(SystemError) {
         wake = try EventFD()
+        passDone = try EventFD()
         self.logger = logger
         loopBudget = LoopMemoryBudget(bytes: loopMemoryBytes)
     }
@@ -75,6 +78,21 @@ public final class FileStreamer: @unchecked Sendable {
         _ = write(wake.fd, &one, 8)
     }
 
+    /// Wakes the thread and waits, on an eventfd, until it has finished a pass
+    /// over the streams, or `timeoutMs` passed; true when a pass finished. For
+    /// callers that must let read-ahead catch up before they read a ring
+    /// (tests, which stand in for the audio thread's buffer). Not the audio
+    /// thread.
+    @discardableResult
+    public func awaitPass(timeoutMs: Int32) -> Bool {
+        passDone.drain()
+        wake.signal()
+        var pfd = pollfd(fd: passDone.fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, timeoutMs) > 0 else { return false }
+        passDone.drain()
+        return true
+    }
+
     /// The thread body: sleep on the eventfd, then fill every ring that asked.
     private func run() {
         while !stopRequested.load(ordering: .acquiring) {
@@ -87,6 +105,7 @@ public final class FileStreamer: @unchecked Sendable {
                 && (stream.needsFill.load(ordering: .relaxed) || stream.ring.free > stream.ring.capacity / 2) {
                 stream.fill()
             }
+            passDone.signal()
         }
     }
 }
