@@ -22,7 +22,7 @@ public final class AudioEngine {
     private let reports = SPSCQueue<Report>(minimumCapacity: 256)
     private let wakeups: Result<(request: EventFD, report: EventFD, exit: EventFD), ALSAError>
     private var worker: AudioThreadWorker?
-    private var thread: pthread_t?
+    private var thread: OSThread?
     private let openDevice: DeviceOpener
 
     /// Creates a stopped engine. `logger` receives the resolved configuration and
@@ -92,19 +92,14 @@ public final class AudioEngine {
         let worker = AudioThreadWorker(settings: effective, playback: playback, openDevice: openDevice,
                                        requests: requests, reports: reports,
                                        requestWake: fds.request, reportWake: fds.report, exitWake: fds.exit)
-        let retained = Unmanaged.passRetained(worker)
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<AudioThreadWorker>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, retained.toOpaque())
-        if rc != 0 {
-            retained.release()
-            throw ALSAError(device: settings.device, function: "pthread_create", code: -rc)
+        do throws(SystemError) {
+            thread = try OSThread.start(name: "audio", realtimePriority: AudioThreadWorker.realtimePriority) { realtime in
+                worker.run(realtime: realtime ?? false)
+            }
+        } catch {
+            throw ALSAError(device: settings.device, function: error.operation, code: -error.errno)
         }
         self.worker = worker
-        thread = tid
     }
 
     /// The sample rate sounds must be generated at (negotiated, else asked).
@@ -158,19 +153,19 @@ public final class AudioEngine {
     /// Reports still queued can be read with `drainReports()` afterwards.
     /// Main thread only.
     public func shutdown(fadeMs: Int) {
-        guard let tid = thread, let worker, case .success(let fds) = wakeups else { return }
-        worker.stopFadeMs.store(max(0, fadeMs), ordering: .relaxed)
-        worker.stopRequested.store(true, ordering: .releasing)
+        guard let thread, let worker, case .success(let fds) = wakeups else { return }
+        worker.stop.fadeMs.store(max(0, fadeMs), ordering: .relaxed)
+        worker.stop.requested.store(true, ordering: .releasing)
         fds.request.signal()
         let bufferMs = 1000 * settings.bufferFrames / max(settings.sampleRate, 1)
         let limitNanos = Int64(max(0, fadeMs) + bufferMs + 2000) * 1_000_000
         if fds.exit.wait(timeoutNanos: limitNanos) {
-            pthread_join(tid, nil)
-            thread = nil
+            thread.join()
+            self.thread = nil
             self.worker = nil
         } else {
             logger.error("audio thread did not stop within \(limitNanos / 1_000_000) ms; detaching it")
-            pthread_detach(tid)
+            thread.detach()
         }
     }
 }

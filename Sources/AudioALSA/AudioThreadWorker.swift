@@ -16,131 +16,109 @@ import Glibc
 /// reopening the pcm) do allocate; they are not steady state.
 final class AudioThreadWorker: @unchecked Sendable {
     // @unchecked Sendable: created on the main thread and handed to the audio
-    // thread at pthread_create; after that, only `stopRequested`/`stopFadeMs`
-    // (atomics) and the queues' producer/consumer ends are touched by main.
+    // thread as it starts; after that the main thread touches only `stop`
+    // (atomics) and its own ends of the queues in `links`.
     typealias Request = AudioEngine.Request
     typealias Report = AudioEngine.Report
 
-    let stopRequested = Atomic<Bool>(false)
-    let stopFadeMs = Atomic<Int>(0)
-
+    /// Set by the main thread to stop the thread (any thread).
+    let stop = AudioThreadStop()
+    /// What the thread was started with (the negotiated rate, period and buffer).
     private let settings: AudioEngine.Settings
-    private let requests: SPSCQueue<Request>
-    private let reports: SPSCQueue<Report>
-    private let requestWake: EventFD
-    private let reportWake: EventFD
-    private let exitWake: EventFD
-    private var playback: (any PCMOutput)?
-    private let openDevice: AudioEngine.DeviceOpener
-    private let renderer: AmbienceRenderer
-    private let periodFrames: Int
-    private let buffer: UnsafeMutablePointer<Int16>
-    private var pacer: PlaybackPacer
-
-    private var deviceRunning = false
-    private var silentTail = 0
-    private var stopping = false
-    private var pendingPlayTicket: UInt64?
-    private var pendingPauseTicket: UInt64?
-    private var underrunTotal = 0
-    private var underrunsReported = 0
-    private var underrunReportNanos: Int64 = 0
-    private var deviceFailed = false
-    private var framesSinceOpen = 0
-    private var backoffNanos: Int64 = 500_000_000
-    private var nextRetryNanos: Int64 = 0
-    private static let maxBackoffNanos: Int64 = 5_000_000_000
-
-    // Rewinding (see `rewindQueued`): off after the first failure, for good.
-    private var rewindUnavailable = false
-    private var rewindCount = 0
-    private var rewindsReported = 0
-    private var rewindReportNanos: Int64 = 0
-    private var worstRefill = 0
-    private var worstRefillNanos: Int64 = 0
-    /// Frames left queued by the last rewind and when, until the write that follows it.
-    private var refillQueued: Int?
-    private var refillSince: Int64 = 0
+    /// The queues and eventfds to and from the main thread.
+    private let links: AudioThreadLinks
+    /// The pcm, its health and its reopen schedule.
+    private var device: DeviceState
+    /// The renderer, the period buffer and the pacer.
+    private var output: RenderOutput
+    /// The stop, the silent tail and the tickets waiting for the audio.
+    private var transport = TransportProgress()
+    /// Underruns so far, reported at most once a second.
+    private var underruns = ThrottledTotal()
+    /// Whether rewinding works, and how it went.
+    private var rewind = RewindState()
 
     init(settings: AudioEngine.Settings, playback: (any PCMOutput)?, openDevice: @escaping AudioEngine.DeviceOpener,
          requests: SPSCQueue<Request>, reports: SPSCQueue<Report>, requestWake: EventFD, reportWake: EventFD,
          exitWake: EventFD) {
         self.settings = settings
-        self.playback = playback
-        self.openDevice = openDevice
-        self.requests = requests
-        self.reports = reports
-        self.requestWake = requestWake
-        self.reportWake = reportWake
-        self.exitWake = exitWake
-        periodFrames = max(16, settings.periodFrames)
-        renderer = AmbienceRenderer(sampleRate: settings.sampleRate, maxFrames: periodFrames,
-                                    historyFrames: settings.rewindMarginFrames > 0 ? max(settings.bufferFrames, periodFrames) : 0)
-        buffer = .allocate(capacity: 2 * periodFrames)
+        links = AudioThreadLinks(requests: requests, reports: reports, requestWake: requestWake,
+                                 reportWake: reportWake, exitWake: exitWake)
+        device = DeviceState(playback: playback, open: openDevice)
+        let periodFrames = max(16, settings.periodFrames)
+        let buffer = UnsafeMutablePointer<Int16>.allocate(capacity: 2 * periodFrames)
         buffer.initialize(repeating: 0, count: 2 * periodFrames)
-        pacer = PlaybackPacer(sampleRate: settings.sampleRate, aheadLimitFrames: max(settings.bufferFrames, periodFrames))
+        output = RenderOutput(
+            renderer: AmbienceRenderer(sampleRate: settings.sampleRate, maxFrames: periodFrames,
+                                       historyFrames: settings.rewindMarginFrames > 0 ? max(settings.bufferFrames, periodFrames) : 0),
+            periodFrames: periodFrames, buffer: buffer,
+            pacer: PlaybackPacer(sampleRate: settings.sampleRate, aheadLimitFrames: max(settings.bufferFrames, periodFrames)))
         if playback == nil {
-            deviceFailed = true
-            nextRetryNanos = PlaybackPacer.now() + backoffNanos
+            device.failed = true
+            device.nextRetryNanos = PlaybackPacer.now() + device.backoffNanos
         }
     }
 
-    deinit { buffer.deallocate() }
+    deinit { output.buffer.deallocate() }
 
-    /// The thread body; returns when stopped (after signalling `exitWake`).
-    func run() {
-        report(.realtimeScheduling(Self.requestRealtimePriority()))
-        if playback == nil {
+    /// The audio thread's SCHED_FIFO priority (the thread asks for it as it starts).
+    static let realtimePriority: Int32 = 70
+
+    /// The thread body; `realtime`: whether SCHED_FIFO was granted. Returns
+    /// when stopped (after signalling `exitWake`).
+    func run(realtime: Bool) {
+        report(.realtimeScheduling(realtime))
+        if device.playback == nil {
             report(.deviceUnavailable(reason: "audio device \"\(settings.device)\" could not be opened at start-up"))
         }
         while step() {}
-        playback?.drop()
-        playback?.close()
-        playback = nil
+        device.playback?.drop()
+        device.playback?.close()
+        device.playback = nil
         forwardRetired()
-        exitWake.signal()
+        links.exitWake.signal()
     }
 
     /// One turn of the loop; false when the thread should exit.
     private func step() -> Bool {
-        requestWake.drain()
-        while let request = requests.pop() { apply(request) }
-        if stopRequested.load(ordering: .acquiring) && !stopping {
-            stopping = true
-            renderer.pause(fadeFrames: frames(ms: stopFadeMs.load(ordering: .relaxed)))
-            pendingPauseTicket = nil
+        links.requestWake.drain()
+        while let request = links.requests.pop() { apply(request) }
+        if stop.requested.load(ordering: .acquiring) && !transport.stopping {
+            transport.stopping = true
+            output.renderer.pause(fadeFrames: frames(ms: stop.fadeMs.load(ordering: .relaxed)))
+            transport.pendingPauseTicket = nil
         }
         forwardRetired()
 
-        let drained = renderer.isSilent && (!deviceRunning || silentTail >= settings.bufferFrames)
-        if stopping && (playback == nil || drained) { return false }
-        guard let playback else {
+        let drained = output.renderer.isSilent && (!device.running || transport.silentTail >= settings.bufferFrames)
+        if transport.stopping && (device.playback == nil || drained) { return false }
+        guard let playback = device.playback else {
             waitForDevice()
             return true
         }
         if drained {
             // Fully paused and the fade's tail has played out: stop feeding the
             // device and sleep until a request arrives.
-            if deviceRunning {
+            if device.running {
                 playback.drop()
-                deviceRunning = false
+                device.running = false
             }
-            _ = requestWake.wait(timeoutNanos: -1)
+            _ = links.requestWake.wait(timeoutNanos: -1)
             return true
         }
-        if !deviceRunning {
+        if !device.running {
             do {
                 try playback.prepare()
             } catch {
                 deviceFailure(error)
                 return true
             }
-            deviceRunning = true
-            silentTail = 0
-            pacer.reset(now: PlaybackPacer.now())
+            device.running = true
+            transport.silentTail = 0
+            output.pacer.reset(now: PlaybackPacer.now())
         }
-        let wait = pacer.waitNanos(now: PlaybackPacer.now())
-        if wait > 0 && requestWake.wait(timeoutNanos: wait) {
+        let wait = output.pacer.waitNanos(now: PlaybackPacer.now())
+        if wait > 0 && links.requestWake.wait(timeoutNanos: wait) {
             return true  // a request arrived while pacing: apply it first
         }
         renderAndWrite(playback)
@@ -148,62 +126,50 @@ final class AudioThreadWorker: @unchecked Sendable {
     }
 
     private func renderAndWrite(_ playback: any PCMOutput) {
-        let outcome = renderer.render(into: buffer, frames: periodFrames)
+        let outcome = output.renderer.render(into: output.buffer, frames: output.periodFrames)
         // Count only wholly silent periods: a buffer of them lets the fade's end play out.
-        silentTail = outcome.isSilent && !outcome.fadeOutCompleted ? silentTail + periodFrames : 0
-        if outcome.isSilent, let ticket = pendingPauseTicket {
-            pendingPauseTicket = nil
+        transport.silentTail = outcome.isSilent && !outcome.fadeOutCompleted ? transport.silentTail + output.periodFrames : 0
+        if outcome.isSilent, let ticket = transport.pendingPauseTicket {
+            transport.pendingPauseTicket = nil
             report(.paused(ticket: ticket))
         }
         let underruns: Int
         do {
-            underruns = try playback.write(buffer, frames: periodFrames)
+            underruns = try playback.write(output.buffer, frames: output.periodFrames)
         } catch {
             deviceFailure(error)
             return
         }
-        framesSinceOpen += periodFrames
+        device.framesSinceOpen += output.periodFrames
         // A reopened device counts as back only once it has taken more than a
         // buffer (some pcms accept the first writes and fail when flushing).
-        if deviceFailed && framesSinceOpen >= settings.bufferFrames + 2 * periodFrames {
-            deviceFailed = false
-            backoffNanos = 500_000_000
+        if device.failed && device.framesSinceOpen >= settings.bufferFrames + 2 * output.periodFrames {
+            device.failed = false
+            device.backoffNanos = DeviceState.firstBackoffNanos
             report(.deviceAvailable)
         }
-        if let ticket = pendingPlayTicket {
-            pendingPlayTicket = nil
+        if let ticket = transport.pendingPlayTicket {
+            transport.pendingPlayTicket = nil
             report(.playing(ticket: ticket))
         }
         let delay = playback.delay()
-        if let queued = refillQueued {
+        if let queued = rewind.refillQueued {
             // What the device played between the rewind and this write's end
             // (by its pointer, which some drivers move in ticks), and how long
             // that took by the clock.
-            refillQueued = nil
-            worstRefill = max(worstRefill, queued + periodFrames - delay)
-            worstRefillNanos = max(worstRefillNanos, PlaybackPacer.now() - refillSince)
+            rewind.refillQueued = nil
+            rewind.worstRefillFrames = max(rewind.worstRefillFrames, queued + output.periodFrames - delay)
+            rewind.worstRefillNanos = max(rewind.worstRefillNanos, PlaybackPacer.now() - rewind.refillSince)
         }
-        underrunTotal += underruns
-        // At most one underrun report a second, so a device in trouble can't
-        // flood the main thread (and MQTT) with a publication per period.
-        if underrunTotal != underrunsReported {
-            let now = PlaybackPacer.now()
-            if now - underrunReportNanos >= 1_000_000_000 {
-                underrunsReported = underrunTotal
-                underrunReportNanos = now
-                report(.underruns(total: underrunTotal))
-            }
+        self.underruns.total += underruns
+        if self.underruns.hasNews && self.underruns.takeIfDue(now: PlaybackPacer.now()) {
+            report(.underruns(total: self.underruns.total))
         }
-        if rewindCount != rewindsReported {
-            let now = PlaybackPacer.now()
-            if now - rewindReportNanos >= 1_000_000_000 {
-                rewindsReported = rewindCount
-                rewindReportNanos = now
-                report(.rewinds(total: rewindCount, worstRefillFrames: worstRefill,
-                                worstRefillMicroseconds: Int(worstRefillNanos / 1000)))
-            }
+        if rewind.rewinds.hasNews && rewind.rewinds.takeIfDue(now: PlaybackPacer.now()) {
+            report(.rewinds(total: rewind.rewinds.total, worstRefillFrames: rewind.worstRefillFrames,
+                            worstRefillMicroseconds: Int(rewind.worstRefillNanos / 1000)))
         }
-        pacer.didWrite(frames: periodFrames, deviceDelay: delay, now: PlaybackPacer.now())
+        output.pacer.didWrite(frames: output.periodFrames, deviceDelay: delay, now: PlaybackPacer.now())
     }
 
     /// Before an audible change: takes back what the device has queued except
@@ -215,8 +181,8 @@ final class AudioThreadWorker: @unchecked Sendable {
     /// queue, as without rewinding.
     private func rewindQueued(forSwitch: Bool) {
         let margin = settings.rewindMarginFrames
-        guard margin > 0, !rewindUnavailable, deviceRunning, !renderer.isSilent, let playback else { return }
-        let ours = renderer.rewindableFrames(forSwitch: forSwitch)
+        guard margin > 0, !rewind.unavailable, device.running, !output.renderer.isSilent, let playback = device.playback else { return }
+        let ours = output.renderer.rewindableFrames(forSwitch: forSwitch)
         guard ours > margin else { return }
         let queued = playback.rewindable()
         if queued < 0 {
@@ -225,7 +191,7 @@ final class AudioThreadWorker: @unchecked Sendable {
         }
         let before = playback.delay()
         guard queued > margin else {
-            if queued == 0 && before > margin + periodFrames {
+            if queued == 0 && before > margin + output.periodFrames {
                 rewindFailed("snd_pcm_rewindable is 0 with \(before) frames queued")
             }
             return
@@ -236,56 +202,56 @@ final class AudioThreadWorker: @unchecked Sendable {
             return
         }
         guard taken > 0 else { return }
-        let rewound = renderer.rewind(frames: taken)
+        let rewound = output.renderer.rewind(frames: taken)
         if rewound != taken {
             // Can't happen (taken ≤ ours); if it did, the device and the renderer
             // disagree on what is queued: stop rewinding rather than repeat audio.
-            rewindFailed("the renderer took back \(rewound) of \(taken) frames")
+            rewindFailed("the output.renderer took back \(rewound) of \(taken) frames")
             return
         }
-        pacer.didRewind(frames: taken)
-        silentTail = 0
-        rewindCount += 1
-        refillQueued = max(0, before - taken)
-        refillSince = PlaybackPacer.now()
+        output.pacer.didRewind(frames: taken)
+        transport.silentTail = 0
+        rewind.rewinds.total += 1
+        rewind.refillQueued = max(0, before - taken)
+        rewind.refillSince = PlaybackPacer.now()
     }
 
     private func rewindFailed(_ reason: String) {
-        rewindUnavailable = true
+        rewind.unavailable = true
         report(.rewindUnavailable(reason: reason))
     }
 
     private func apply(_ request: Request) {
         switch request {
         case .play(let source, let fadeMs, let ticket):
-            if !renderer.isPlaying { rewindQueued(forSwitch: false) }  // reverses a fade-out under way
+            if !output.renderer.isPlaying { rewindQueued(forSwitch: false) }  // reverses a fade-out under way
             else if source != nil { rewindQueued(forSwitch: true) }
-            renderer.play(source, fadeFrames: frames(ms: fadeMs))
-            pendingPauseTicket = nil
-            pendingPlayTicket = ticket
+            output.renderer.play(source, fadeFrames: frames(ms: fadeMs))
+            transport.pendingPauseTicket = nil
+            transport.pendingPlayTicket = ticket
         case .pause(let fadeMs, let ticket):
-            if renderer.isPlaying { rewindQueued(forSwitch: false) }
-            renderer.pause(fadeFrames: frames(ms: fadeMs))
-            pendingPlayTicket = nil
-            pendingPauseTicket = ticket
-            if renderer.isSilent { completePause() }
+            if output.renderer.isPlaying { rewindQueued(forSwitch: false) }
+            output.renderer.pause(fadeFrames: frames(ms: fadeMs))
+            transport.pendingPlayTicket = nil
+            transport.pendingPauseTicket = ticket
+            if output.renderer.isSilent { completePause() }
         case .switchTo(let source, let crossfadeMs, let ticket):
-            if renderer.isPlaying { rewindQueued(forSwitch: true) }
-            renderer.crossfade(to: source, frames: frames(ms: crossfadeMs))
-            if renderer.isPlaying {
-                pendingPlayTicket = ticket
+            if output.renderer.isPlaying { rewindQueued(forSwitch: true) }
+            output.renderer.crossfade(to: source, frames: frames(ms: crossfadeMs))
+            if output.renderer.isPlaying {
+                transport.pendingPlayTicket = ticket
             } else {
                 report(.paused(ticket: ticket))
             }
         case .setGain(let gain, let rampMs):
-            if gain != renderer.currentGain { rewindQueued(forSwitch: false) }
-            renderer.setGain(gain, rampFrames: frames(ms: rampMs))
+            if gain != output.renderer.currentGain { rewindQueued(forSwitch: false) }
+            output.renderer.setGain(gain, rampFrames: frames(ms: rampMs))
         }
     }
 
     private func completePause() {
-        if let ticket = pendingPauseTicket {
-            pendingPauseTicket = nil
+        if let ticket = transport.pendingPauseTicket {
+            transport.pendingPauseTicket = nil
             report(.paused(ticket: ticket))
         }
     }
@@ -295,70 +261,63 @@ final class AudioThreadWorker: @unchecked Sendable {
     /// intended, so `audio` comes back to `ok` by itself (the core refuses
     /// `play` while it is `unavailable`).
     private func waitForDevice() {
-        if !renderer.isPlaying {
-            renderer.pause(fadeFrames: 0)
+        if !output.renderer.isPlaying {
+            output.renderer.pause(fadeFrames: 0)
             completePause()
         }
         let now = PlaybackPacer.now()
-        if now < nextRetryNanos {
-            _ = requestWake.wait(timeoutNanos: nextRetryNanos - now)
+        if now < device.nextRetryNanos {
+            _ = links.requestWake.wait(timeoutNanos: device.nextRetryNanos - now)
             return
         }
         do {
-            playback = try openDevice(settings)
-            deviceRunning = false
-            framesSinceOpen = 0
+            device.playback = try device.open(settings)
+            device.running = false
+            device.framesSinceOpen = 0
             // While playing, `deviceAvailable` is reported once the device has
             // taken a buffer; while paused, opening is all that can be checked.
-            if !renderer.isPlaying {
-                deviceFailed = false
-                backoffNanos = 500_000_000
+            if !output.renderer.isPlaying {
+                device.failed = false
+                device.backoffNanos = DeviceState.firstBackoffNanos
                 report(.deviceAvailable)
             }
         } catch {
-            backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
-            nextRetryNanos = PlaybackPacer.now() + backoffNanos
+            device.backOff()
+            device.nextRetryNanos = PlaybackPacer.now() + device.backoffNanos
         }
     }
 
     private func deviceFailure(_ error: ALSAError) {
-        playback?.close()
-        playback = nil
-        deviceRunning = false
-        if deviceFailed {
+        device.playback?.close()
+        device.playback = nil
+        device.running = false
+        if device.failed {
             // Failed again before proving healthy: back off further, report nothing new.
-            backoffNanos = min(backoffNanos * 2, Self.maxBackoffNanos)
+            device.backOff()
         } else {
-            deviceFailed = true
-            backoffNanos = 500_000_000
+            device.failed = true
+            device.backoffNanos = DeviceState.firstBackoffNanos
             report(.deviceUnavailable(reason: error.description))
         }
-        nextRetryNanos = PlaybackPacer.now() + backoffNanos
+        device.nextRetryNanos = PlaybackPacer.now() + device.backoffNanos
     }
 
     /// Sends dropped sources to the main thread, only while the report queue
     /// has room (a source must never be released here).
     private func forwardRetired() {
-        while reports.freeCount > 0, let source = renderer.takeRetired() {
-            _ = reports.push(.retired(source))
-            reportWake.signal()
+        while links.reports.freeCount > 0, let source = output.renderer.takeRetired() {
+            _ = links.reports.push(.retired(source))
+            links.reportWake.signal()
         }
     }
 
     private func report(_ report: Report) {
-        if reports.freeCount > 1 && reports.push(report) {  // keep a slot for retirements
-            reportWake.signal()
+        if links.reports.freeCount > 1 && links.reports.push(report) {  // keep a slot for retirements
+            links.reportWake.signal()
         }
     }
 
     private func frames(ms: Int) -> Int {
         max(0, ms) * settings.sampleRate / 1000
-    }
-
-    /// Asks for SCHED_FIFO priority 70 for the calling thread.
-    private static func requestRealtimePriority() -> Bool {
-        var param = sched_param()
-        param.sched_priority = 70
-        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0
     }
 }

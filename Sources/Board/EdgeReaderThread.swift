@@ -31,7 +31,7 @@ final class EdgeReaderThread: @unchecked Sendable {
         var realtime: Bool?
     }
     private let shared = Mutex(Shared())
-    private var thread: pthread_t?
+    private var thread: OSThread?
 
     /// The reader's priority under SCHED_FIFO.
     static let priority: Int32 = 40
@@ -46,26 +46,17 @@ final class EdgeReaderThread: @unchecked Sendable {
     /// Starts the thread (once).
     func start() throws(SystemError) {
         guard thread == nil else { return }
-        var tid = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&tid, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<EdgeReaderThread>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, context)
-        if rc != 0 {
-            Unmanaged<EdgeReaderThread>.fromOpaque(context).release()
-            throw SystemError(operation: "pthread_create", errno: rc, path: nil)
+        thread = try OSThread.start(name: "gpio-edges", realtimePriority: Self.priority) { realtime in
+            self.run(realtime: realtime ?? false)
         }
-        thread = tid
     }
 
     /// Stops and joins the thread (idempotent); the requests are then free to release.
     func stop() {
-        guard let tid = thread else { return }
+        guard let thread else { return }
         stopWake.signal()
-        pthread_join(tid, nil)
-        thread = nil
+        thread.join()
+        self.thread = nil
     }
 
     /// Takes the reads waiting since the last call, and whether the thread got
@@ -78,10 +69,8 @@ final class EdgeReaderThread: @unchecked Sendable {
         }
     }
 
-    private func run() {
-        var param = sched_param()
-        param.sched_priority = Self.priority
-        let realtime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0
+    /// The thread body; `realtime`: whether SCHED_FIFO was granted.
+    private func run(realtime: Bool) {
         shared.withLock { $0.realtime = realtime }
         ready.signal()
         var fds = requests.map { pollfd(fd: cgpiod_request_fd($0), events: Int16(POLLIN), revents: 0) }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// A queue from libmosquitto's network thread to the main loop: a
 /// mutex-protected array plus an eventfd that is readable while events wait.
@@ -75,16 +76,11 @@ func waitReadable(_ fd: Int32, milliseconds: Int) -> Bool {
     }
 }
 
-/// Monotonic milliseconds, for deadlines (SpeakerSystem's one ``MonotonicClock``).
-func monotonicMilliseconds() -> Int {
-    Int(MonotonicClock.now() / 1_000_000)
-}
-
 /// SpeakerSystem's eventfd, with its error re-typed for this module.
 func makeEventFD() throws(MQTTError) -> EventFD {
     do {
         return try EventFD()
     } catch {
-        throw MQTTError(function: error.operation, code: error.errno, message: error.message)
+        throw MQTTError(system: error)
     }
 }

@@ -1,30 +1,17 @@
 import CMosquitto
+import SpeakerPorts
+import SpeakerSystem
 
-/// A libmosquitto call that failed: which function, its return code and
-/// `mosquitto_strerror` for it. Created on the thread that made the call.
-public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The libmosquitto (or libc) function that failed, e.g. `mosquitto_tls_set`.
-    public let function: String
-    /// Its return code (`MOSQ_ERR_*`), or errno when `function` is a libc call.
-    public let code: Int32
-    /// Human-readable text for `code`.
-    public let message: String
-
+extension MQTTError {
     /// Wraps a libmosquitto return code.
-    public init(function: String, code: Int32) {
-        self.function = function
-        self.code = code
-        self.message = MQTTError.text(for: code)
+    init(function: String, code: Int32) {
+        self.init(function: function, code: code, message: MQTTError.text(for: code))
     }
 
-    /// Wraps an arbitrary failure with its own message.
-    public init(function: String, code: Int32, message: String) {
-        self.function = function
-        self.code = code
-        self.message = message
+    /// A failed system call (SpeakerSystem's funnel): its operation, errno and text.
+    init(system error: SystemError) {
+        self.init(function: error.operation, code: error.errno, message: error.message)
     }
-
-    public var description: String { "\(function) failed: \(message) (\(code))" }
 
     /// Words for a `MOSQ_ERR_*` code (`MQTTReasons.text`; not
     /// `mosquitto_strerror`, which reads a stale errno).

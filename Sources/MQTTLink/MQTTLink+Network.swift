@@ -22,16 +22,17 @@ extension MQTTLink {
     /// `ReconnectBackoff` delay — on the `wake` eventfd, so `shutdown` ends
     /// the wait at once. A v5 CONNECT refused for its protocol version is
     /// retried at once as MQTT 3.1.1 (no properties; response topics are
-    /// then unavailable). Runs on the network thread only.
-    func runNetwork() {
-        guard let mosq = client else { return }
+    /// then unavailable). Runs on the network thread only; `handle` is the
+    /// client `start` made (the thread never reads `lifetime`).
+    func runNetwork(_ handle: ClientHandle) {
+        let mosq = handle.mosq
         var backoff = ReconnectBackoff(minimumSeconds: settings.reconnectMinSeconds,
                                        maximumSeconds: settings.reconnectMaxSeconds)
         var fresh = true
-        while !stopRequested.load(ordering: .acquiring) {
-            libraryError.withLock { $0 = nil }
+        while !network.stopRequested.load(ordering: .acquiring) {
+            status.libraryError.withLock { $0 = nil }
             mosquitto_log_callback_set(mosq, linkOnLog)  // removed again by on_connect
-            lastRefusal.store(0, ordering: .releasing)
+            status.lastRefusal.store(0, ordering: .releasing)
             var rc = fresh ? connectFresh(mosq) : mosquitto_reconnect(mosq)
             var savedErrno = errno
             fresh = false
@@ -40,7 +41,7 @@ extension MQTTLink {
                 // Once stopping, keep looping only while connected (so the
                 // queued DISCONNECT is written); a pending connect is dropped.
                 var lendable = true
-                while rc == .mosqSuccess && !(stopRequested.load(ordering: .acquiring) && !isConnected) {
+                while rc == .mosqSuccess && !(network.stopRequested.load(ordering: .acquiring) && !isConnected) {
                     if lendable && isConnected {
                         // Accepted: the main thread serves the socket until it is lost or `shutdown` takes it back.
                         if let result = lendToMain(mosq) {
@@ -54,31 +55,31 @@ extension MQTTLink {
                     savedErrno = errno
                 }
             }
-            if stopRequested.load(ordering: .acquiring) { break }
-            if established.exchange(false, ordering: .acquiringAndReleasing) {
+            if network.stopRequested.load(ordering: .acquiring) { break }
+            if status.established.exchange(false, ordering: .acquiringAndReleasing) {
                 backoff.reset()
             } else {
-                let refusal = lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
+                let refusal = status.lastRefusal.exchange(0, ordering: .acquiringAndReleasing)
                 let problem = MQTTReasons.attemptProblem(code: rc, savedErrno: savedErrno, refusal: refusal,
                                                          v311: protocolVersion == 4,
-                                                         libraryError: libraryError.withLock { $0 })
-                let fallingBack = protocolVersion == 5 && fallbackRequested.load(ordering: .acquiring)
+                                                         libraryError: status.libraryError.withLock { $0 })
+                let fallingBack = protocolVersion == 5 && status.fallbackRequested.load(ordering: .acquiring)
                 if let problem, !fallingBack { mailbox.post(.problem(problem)) }
             }
-            if fallbackRequested.exchange(false, ordering: .acquiringAndReleasing), protocolVersion == 5 {
+            if status.fallbackRequested.exchange(false, ordering: .acquiringAndReleasing), protocolVersion == 5 {
                 logger.warning("the broker refused MQTT v5; falling back to MQTT 3.1.1 (no response topics)")
                 mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
-                protocolLevel.store(4, ordering: .releasing)
+                status.protocolLevel.store(4, ordering: .releasing)
                 fresh = true
                 continue
             }
             var delay = backoff.nextDelayMs()
-            if patientReconnects.load(ordering: .acquiring) {
+            if network.patientReconnects.load(ordering: .acquiring) {
                 // The core suspects a takeover by a client with the same id: stop the ping-pong.
-                delay = max(delay, Int.random(in: Self.patientDelayMs))
+                delay = max(delay, Int.random(in: NetworkThreadControl.patientDelayMs))
             }
             logger.debug("next connect attempt in \(delay) ms")
-            if waitReadable(wake.fd, milliseconds: delay) { wake.drain() }
+            if waitReadable(network.wake.fd, milliseconds: delay) { network.wake.drain() }
         }
         finishNetwork(mosq)
     }
@@ -94,9 +95,9 @@ extension MQTTLink {
         guard socket >= 0 else { return Int32(MOSQ_ERR_NO_CONN.rawValue) }
         let wantsWrite = mosquitto_want_write(mosq)
         var fds = [pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
-                   pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: network.wake.fd, events: Int16(POLLIN), revents: 0)]
         if poll(&fds, 2, 1000) < 0 && errno != EINTR { return Int32(MOSQ_ERR_ERRNO.rawValue) }
-        if fds[1].revents & Int16(POLLIN) != 0 { wake.drain() }
+        if fds[1].revents & Int16(POLLIN) != 0 { network.wake.drain() }
         if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
             noticeV311Refusal(socket)
             let rc = mosquitto_loop_read(mosq, 1)
@@ -122,7 +123,7 @@ extension MQTTLink {
         guard protocolVersion == 5, !isConnected, settings.tls == nil else { return }
         var head: [UInt8] = [0, 0, 0, 0]
         let n = recv(socket, &head, 4, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
-        if n == 4 && head == [0x20, 0x02, 0x00, 0x01] { fallbackRequested.store(true, ordering: .releasing) }
+        if n == 4 && head == [0x20, 0x02, 0x00, 0x01] { status.fallbackRequested.store(true, ordering: .releasing) }
     }
 
     /// CONNECT with this link's properties: the Session Expiry Interval and
@@ -146,21 +147,12 @@ extension MQTTLink {
     /// destroys it; if it gave up, this thread destroys it and drops the
     /// link's self-retain.
     private func finishNetwork(_ mosq: OpaquePointer) {
-        if ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.threadExited,
+        if network.ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.threadExited,
                                      ordering: .acquiringAndReleasing).exchanged {
-            finished.signal()
+            network.finished.signal()
         } else {
             mosquitto_destroy(mosq)
             Unmanaged.passUnretained(self).release()
         }
     }
-}
-
-/// pthread entry point of the network thread; `context` is a retained
-/// `MQTTLink`, released here.
-func networkThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let context else { return nil }
-    let link = Unmanaged<MQTTLink>.fromOpaque(context).takeRetainedValue()
-    link.runNetwork()
-    return nil
 }

@@ -4,6 +4,7 @@ import Glibc
 import CMosquitto
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// Who drives the libmosquitto client's socket (`MQTTLink.owner`).
 enum SocketOwner {
@@ -17,47 +18,36 @@ enum SocketOwner {
 /// One pollable descriptor for the main loop (an epoll set), readable when a
 /// member is: the mailbox's eventfd always, the keepalive timerfd, and the
 /// broker socket while the main thread owns it.
-final class ReadinessSet: Sendable {
-    let fd: Int32
+struct ReadinessSet: Sendable {
+    let members: EpollSet
     /// Fires every second while the main thread owns the socket, for `mosquitto_loop_misc` (keepalive).
-    let keepalive: Int32
+    let keepalive: PeriodicTimerFD
+
+    /// The descriptor the main loop polls.
+    var fd: Int32 { members.fd }
 
     init(mailbox: Int32) throws(MQTTError) {
-        func failure(_ function: String) -> MQTTError {
-            MQTTError(function: function, code: errno, message: String(cString: strerror(errno)))
+        do throws(SystemError) {
+            members = try EpollSet()
+            keepalive = try PeriodicTimerFD()
+            try members.watch(mailbox)
+            try members.watch(keepalive.fd)
+        } catch {
+            throw MQTTError(system: error)
         }
-        fd = cmosq_readiness_new()
-        guard fd >= 0 else { throw failure("epoll_create1") }
-        keepalive = cmosq_timer_new()
-        guard keepalive >= 0 else {
-            let error = failure("timerfd_create")
-            close(fd)
-            throw error
-        }
-        guard cmosq_readiness_watch(fd, mailbox, 0) == 0, cmosq_readiness_watch(fd, keepalive, 0) == 0 else {
-            let error = failure("epoll_ctl")
-            close(fd)
-            close(keepalive)
-            throw error
-        }
-    }
-
-    deinit {
-        close(fd)
-        close(keepalive)
     }
 }
 
 /// The socket's two owners (see `MQTTLink`'s type comment). While connected
 /// the main thread owns it: a command is read, reduced and answered on that
-/// one thread, with no thread hand-off on its path (issue 13). The network
+/// one thread, with no thread hand-off on its path. The network
 /// thread lends it the socket once the broker has accepted the connection
 /// and takes it back when the main thread finds it lost, or at `shutdown`.
-/// Every change of owner happens under `handover`; `owner` is read without
-/// it (acquire) by the thread that may act on it.
+/// Every change of owner happens under `handover.lock`; `handover.owner` is
+/// read without it (acquire) by the thread that may act on it.
 extension MQTTLink {
     /// Whether the calling (main) thread owns the socket now.
-    var mainOwnsSocket: Bool { owner.load(ordering: .acquiring) == SocketOwner.main }
+    var mainOwnsSocket: Bool { handover.owner.load(ordering: .acquiring) == SocketOwner.main }
 
     /// Lends the connected socket to the main thread and parks until it is
     /// given back. Returns nil without lending when `shutdown` has begun (or
@@ -68,26 +58,26 @@ extension MQTTLink {
     func lendToMain(_ mosq: OpaquePointer) -> (rc: Int32, errno: Int32)? {
         let socket = mosquitto_socket(mosq)
         guard socket >= 0 else { return nil }
-        let lent = handover.withLock { closed -> Bool in
+        let lent = handover.lock.withLock { closed -> Bool in
             let output = mosquitto_want_write(mosq)
-            guard !closed, cmosq_readiness_watch(readiness.fd, socket, output ? 1 : 0) == 0 else { return false }
-            watchingOutput = output
-            keepaliveDue = MonotonicClock.now() + MQTTLink.keepaliveTickNs  // ≤ the timer's first expiry
-            _ = cmosq_timer_every(readiness.keepalive, 1000)
-            owner.store(SocketOwner.main, ordering: .releasing)
+            guard !closed, (try? handover.readiness.members.watch(socket, output: output)) != nil else { return false }
+            ownerSocket.watchingOutput = output
+            ownerSocket.keepaliveDue = clock() + OwnerSocketState.keepaliveTickNs  // ≤ the timer's first expiry
+            try? handover.readiness.keepalive.fire(everyMilliseconds: 1000)
+            handover.owner.store(SocketOwner.main, ordering: .releasing)
             return true
         }
         announceConnected()
         guard lent else { return nil }
         mailbox.nudge()  // the main thread writes what was queued meanwhile
-        while owner.load(ordering: .acquiring) == SocketOwner.main {
-            if waitReadable(wake.fd, milliseconds: 60_000) { wake.drain() }
+        while handover.owner.load(ordering: .acquiring) == SocketOwner.main {
+            if waitReadable(network.wake.fd, milliseconds: 60_000) { network.wake.drain() }
         }
         // The give-back's own signal may have come before the wait: spent
         // here, so it does not cut the backoff wait after a loss short
         // (`shutdown` signals again once it has set `stopRequested`).
-        wake.drain()
-        return returned.withLock { result in
+        network.wake.drain()
+        return handover.returned.withLock { result in
             defer { result = (Int32(MOSQ_ERR_SUCCESS.rawValue), 0) }
             return result
         }
@@ -96,7 +86,7 @@ extension MQTTLink {
     /// Posts the `.connected` that on_connect left pending, once. Network
     /// thread (after lending, or when not lending), or on_disconnect.
     func announceConnected() {
-        let pending = pendingConnected.exchange(-1, ordering: .acquiringAndReleasing)
+        let pending = status.pendingConnected.exchange(-1, ordering: .acquiringAndReleasing)
         if pending >= 0 { mailbox.post(.connected(sessionPresent: pending == 1)) }
     }
 
@@ -106,13 +96,13 @@ extension MQTTLink {
     /// Writes queued by what was read (a PUBACK) wait for `flush()`, so that
     /// they leave with the answer. Main thread.
     func serviceOnMain() {
-        guard let mosq = client, mainOwnsSocket else { return }  // (disarming the timer reset its count)
+        guard let mosq = lifetime.client, mainOwnsSocket else { return }  // (disarming the timer reset its count)
         clearKeepaliveTick()
         // The callbacks run here and post; drainEvents takes the events right after.
         let (rc, code) = mailbox.quietly { () -> (Int32, Int32) in
             var rc = mosquitto_loop_read(mosq, 1)
             if rc == .mosqSuccess { rc = mosquitto_loop_misc(mosq) }
-            if rc == .mosqSuccess && watchingOutput { rc = writeOnMain(mosq, cork: false) }
+            if rc == .mosqSuccess && ownerSocket.watchingOutput { rc = writeOnMain(mosq, cork: false) }
             return (rc, errno)
         }
         if rc != .mosqSuccess || mosquitto_socket(mosq) < 0 { giveBack(rc, code) }
@@ -123,11 +113,8 @@ extension MQTTLink {
     /// armed, advanced by whole periods), so a drain for a command costs no
     /// read(2) of it. Main thread, owning the socket.
     private func clearKeepaliveTick() {
-        guard MonotonicClock.now() >= keepaliveDue else { return }
-        var expirations: UInt64 = 0
-        if read(readiness.keepalive, &expirations, 8) == 8 {
-            keepaliveDue += expirations * MQTTLink.keepaliveTickNs
-        }
+        guard clock() >= ownerSocket.keepaliveDue else { return }
+        ownerSocket.keepaliveDue += handover.readiness.keepalive.takeExpirations() * OwnerSocketState.keepaliveTickNs
     }
 
     /// Writes everything queued, as one TCP segment when `cork` is set (a
@@ -138,16 +125,16 @@ extension MQTTLink {
         var rc = Int32(MOSQ_ERR_SUCCESS.rawValue)
         if mosquitto_want_write(mosq) {
             let socket = mosquitto_socket(mosq)
-            if cork { _ = cmosq_cork(socket, 1) }
+            if cork { try? Descriptors.setTCPCork(socket, true) }
             rc = mosquitto_loop_write(mosq, 1)
-            if cork && rc == .mosqSuccess { _ = cmosq_cork(socket, 0) }
+            if cork && rc == .mosqSuccess { try? Descriptors.setTCPCork(socket, false) }
         }
         let socket = mosquitto_socket(mosq)
         if rc == .mosqSuccess && socket >= 0 {
             let pending = mosquitto_want_write(mosq)
-            if pending != watchingOutput {
-                _ = cmosq_readiness_watch(readiness.fd, socket, pending ? 1 : 0)
-                watchingOutput = pending
+            if pending != ownerSocket.watchingOutput {
+                try? handover.readiness.members.watch(socket, output: pending)
+                ownerSocket.watchingOutput = pending
             }
         }
         return rc
@@ -165,17 +152,17 @@ extension MQTTLink {
     /// thread with `result`; with `closing` the socket is never lent again
     /// (`shutdown`). Main thread.
     func takeBack(result: (Int32, Int32), closing: Bool = false) {
-        guard let mosq = client else { return }
-        handover.withLock { closed in
+        guard let mosq = lifetime.client else { return }
+        handover.lock.withLock { closed in
             if closing { closed = true }
-            guard owner.load(ordering: .acquiring) == SocketOwner.main else { return }
+            guard handover.owner.load(ordering: .acquiring) == SocketOwner.main else { return }
             let socket = mosquitto_socket(mosq)
-            if socket >= 0 { cmosq_readiness_forget(readiness.fd, socket) }
-            _ = cmosq_timer_every(readiness.keepalive, 0)
-            watchingOutput = false
-            returned.withLock { $0 = result }
-            owner.store(SocketOwner.network, ordering: .releasing)
+            if socket >= 0 { handover.readiness.members.forget(socket) }
+            try? handover.readiness.keepalive.fire(everyMilliseconds: 0)
+            ownerSocket.watchingOutput = false
+            handover.returned.withLock { $0 = result }
+            handover.owner.store(SocketOwner.network, ordering: .releasing)
         }
-        wake.signal()
+        network.wake.signal()
     }
 }

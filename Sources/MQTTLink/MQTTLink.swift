@@ -4,6 +4,7 @@ import Glibc
 import CMosquitto
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// The speaker's MQTT connection, over libmosquitto (MQTT v5 with a 3.1.1
 /// fallback, persistent session, last will, TLS, credentials) with its own
@@ -17,8 +18,8 @@ import Synchronization
 /// it lends the socket to the main thread and parks (`MQTTLink+Owner`): the
 /// main loop polls `eventFD` (an epoll set of the mailbox, the socket and a
 /// 1 s keepalive timer) and `drainEvents()` reads the socket itself, so a
-/// command is read, reduced and answered on one thread with no hand-off
-/// (issue 13). A lost connection goes back to the network thread, which
+/// command is read, reduced and answered on one thread with no hand-off.
+/// A lost connection goes back to the network thread, which
 /// reconnects. libmosquitto runs the callbacks on whichever thread owns the
 /// socket; they only post events to a mutex-protected queue and write an
 /// eventfd (plus re-subscribing on connect). libmosquitto is in threaded
@@ -32,115 +33,85 @@ import Synchronization
 /// the network thread is stuck in a TCP/TLS connect when `shutdown` gives
 /// up, the thread is left to finish and frees the client itself.
 ///
+/// State: a handful of values, one per concern (`MQTTLinkState`). The
+/// `let`s are what threads share: `mailbox` and `tracker` (Mutex +
+/// eventfd), `status`, `network` and `handover` (atomics, mutexes,
+/// eventfds) and immutable values (`settings`, `clock`). The `var`s each
+/// have one thread: `batch` and `lifetime` the main thread's, `ownerSocket`
+/// the socket owner's (handed over under `handover.lock`).
+///
 /// `@unchecked Sendable` because the callbacks reach this object from the
-/// network thread through the C userdata pointer. What they touch is
-/// thread-safe: `mailbox` and `tracker` (Mutex + eventfd), the atomics, and
-/// immutable `let`s (`settings`). `client` is written only by `start` before
-/// the network thread exists and read-only afterwards; the thread that ends
-/// last (decided by `ownership`) destroys it. The client's socket is used by
-/// one thread at a time, the one `owner` names (changed under `handover`).
+/// network thread through the C userdata pointer, and they touch only the
+/// shared `let`s. The network thread gets the client as a `ClientHandle`
+/// when it starts and never reads `lifetime`; the thread that ends last
+/// (decided by `network.ownership`) destroys the client. The client's socket
+/// is used by one thread at a time, the one `handover.owner` names.
 public final class MQTTLink: @unchecked Sendable {
-    /// The settings this link was created with.
+    /// The settings this link was created with: broker, identity, will, subscriptions, reconnect bounds.
     public let settings: MQTTSettings
     let logger: Logger
-    let mailbox: EventMailbox<MQTTEvent>
-    let tracker: PublishTracker
-    let connected = Atomic<Bool>(false)
-    /// The CONNACK reason of the last refused connection (0 when none), for logging.
-    let lastRefusal = Atomic<Int32>(0)
-    /// Set when a v5 CONNECT was refused for its protocol version (on_connect, or the peeked 3.1.1 CONNACK: `noticeV311Refusal`).
-    let fallbackRequested = Atomic<Bool>(false)
-    /// Set by on_connect on success; the network thread resets the backoff.
-    let established = Atomic<Bool>(false)
-    /// The sessionPresent flag (0/1) of a CONNACK not yet announced as
-    /// `.connected`, or -1 (`announceConnected`).
-    let pendingConnected = Atomic<Int>(-1)
-    /// Set by the main thread while the core suspects that another client
-    /// with the same client id keeps taking the session over: every
-    /// reconnect then waits at least `patientDelayMs`.
-    let patientReconnects = Atomic<Bool>(false)
-    /// The least wait before a reconnect while `patientReconnects` is set.
-    static let patientDelayMs = 2_000...5_000
-    /// The first error line libmosquitto logged during the current attempt
-    /// (OpenSSL's reason when TLS fails); reset before each attempt.
-    let libraryError = Mutex<String?>(nil)
-    /// 5 for MQTT v5, 4 for 3.1.1 after a fallback.
-    let protocolLevel = Atomic<Int>(5)
-    /// Set by `shutdown`; the network thread stops at its next step.
-    let stopRequested = Atomic<Bool>(false)
-    /// Wakes the network thread out of a backoff wait.
-    let wake: EventFD
-    /// Signalled by the network thread as it exits.
-    let finished: EventFD
-    /// Who frees the client: `running`, then `threadExited` or `abandoned`.
-    let ownership = Atomic<Int>(NetworkOwnership.running)
+    /// Monotonic nanoseconds (CLOCK_MONOTONIC in the daemon, the keepalive
+    /// timerfd's clock): the one time the link reads, on the main and the
+    /// network thread, for the keepalive tick and `shutdown`'s deadline.
+    let clock: @Sendable () -> UInt64
     /// A random id of this process's link, sent as the MQTT v5 user property
     /// `publisher` on every publication, so the speaker can tell its own
     /// retained messages from another client's that uses the same client id.
     public let instanceID: String
-    /// What the main loop polls (`eventFD`).
-    let readiness: ReadinessSet
-    /// Which thread drives the socket: `SocketOwner.network` or `.main`.
-    let owner = Atomic<Int>(SocketOwner.network)
-    /// Held while the owner changes; true once `shutdown` has begun (never lent again).
-    let handover = Mutex<Bool>(false)
-    /// How the main thread's ownership ended: the libmosquitto result and errno of a loss, or success.
-    let returned = Mutex<(Int32, Int32)>((0, 0))
-    /// Main thread (while it owns the socket): EPOLLOUT is watched because the socket did not take everything.
-    var watchingOutput = false
-    /// Main thread: publications are queued until `flush()` (`holdWrites()`).
-    var holding = false
-    /// Main thread (while it owns the socket): no keepalive tick before this
-    /// monotonic instant (ns), see `clearKeepaliveTick`.
-    var keepaliveDue: UInt64 = 0
-    /// The keepalive timer's period.
-    static let keepaliveTickNs: UInt64 = 1_000_000_000
-    /// Main thread: a publication was queued while holding, so `flush()` has
-    /// several packets to send and corks them (else at most a PUBACK).
-    var heldPublications = false
-    /// The MQTT v5 properties of every publication without correlation data
-    /// (the `publisher` user property), built at the first publish and
-    /// reused: libmosquitto copies them into each message. Main thread.
-    private var publisherProperties: OpaquePointer?
-    private(set) var client: OpaquePointer?
-    private var networkThread: pthread_t?
-    private var retainedSelf: Unmanaged<MQTTLink>?
+    /// Events from the callbacks to the main loop.
+    let mailbox: EventMailbox<MQTTEvent>
+    /// QoS 1 publications waiting for their PUBACK.
+    let tracker: PublishTracker
+    /// What the callbacks and the network thread learn about the connection.
+    let status = ConnectionStatus()
+    /// The network thread's wake-ups, stop and reconnect policy.
+    let network: NetworkThreadControl
+    /// Which thread drives the socket, and the epoll set the main loop polls.
+    let handover: SocketHandover
+    /// The socket owner's own state (watched output, keepalive tick).
+    var ownerSocket = OwnerSocketState()
+    /// How the main thread batches publications. Main thread.
+    var batch = PublishBatch()
+    /// The client, the network thread and the self-retain. Main thread.
+    private(set) var lifetime = ClientLifetime()
 
-    /// Creates a stopped link. Cheap; makes no network calls. Any thread.
-    public init(settings: MQTTSettings, logger: Logger) throws(MQTTError) {
+    /// Creates a stopped link. Cheap; makes no network calls. `clock` gives
+    /// monotonic nanoseconds (live: `MonotonicClock.now`); it is read on the
+    /// main and the network thread. Any thread.
+    public init(settings: MQTTSettings, logger: Logger, clock: @escaping @Sendable () -> UInt64) throws(MQTTError) {
         self.settings = settings
         self.logger = logger
+        self.clock = clock
         self.mailbox = try EventMailbox()
-        self.tracker = try PublishTracker()
-        self.wake = try makeEventFD()
-        self.finished = try makeEventFD()
-        self.readiness = try ReadinessSet(mailbox: mailbox.fd)
+        self.tracker = try PublishTracker(clock: clock)
+        self.network = NetworkThreadControl(wake: try makeEventFD(), finished: try makeEventFD())
+        self.handover = SocketHandover(readiness: try ReadinessSet(mailbox: mailbox.fd))
         var random = SystemRandomNumberGenerator()
         self.instanceID = String(random.next() as UInt64, radix: 16)
     }
 
     deinit {
-        mosquitto_property_free_all(&publisherProperties)
+        mosquitto_property_free_all(&batch.publisherProperties)
     }
 
     /// Readable (POLLIN) while events are pending or the socket the main
     /// thread owns needs it; poll it from the main loop and call
     /// `drainEvents()`. Stays valid for the link's lifetime.
-    public var eventFD: Int32 { readiness.fd }
+    public var eventFD: Int32 { handover.readiness.fd }
 
     /// Whether the broker has accepted the connection and it has not dropped
     /// since. Any thread.
-    public var isConnected: Bool { connected.load(ordering: .acquiring) }
+    public var isConnected: Bool { status.connected.load(ordering: .acquiring) }
 
     /// The MQTT protocol level in use: 5, or 4 (3.1.1) after the broker
     /// refused v5. Any thread.
-    public var protocolVersion: Int { protocolLevel.load(ordering: .acquiring) }
+    public var protocolVersion: Int { status.protocolLevel.load(ordering: .acquiring) }
 
     /// Makes every reconnect wait 2–5 s (jittered) at least, or stops that.
     /// The core decides (`BrokerHealth.takeoverSuspected`): two clients with
     /// one id that reconnect at once take each other over forever. Main thread.
     public func setPatientReconnects(_ patient: Bool) {
-        if patientReconnects.exchange(patient, ordering: .acquiringAndReleasing) != patient {
+        if network.patientReconnects.exchange(patient, ordering: .acquiringAndReleasing) != patient {
             logger.debug(patient ? "reconnecting patiently (2–5 s)" : "reconnecting on the normal schedule")
         }
     }
@@ -153,7 +124,7 @@ public final class MQTTLink: @unchecked Sendable {
     public func drainEvents() -> [MQTTEvent] {
         serviceOnMain()
         let events = mailbox.drain()
-        if !holding { writeNow(cork: false) }
+        if !batch.holding { writeNow(cork: false) }
         for event in events {
             switch event {
             case .connected(let sessionPresent):
@@ -172,21 +143,21 @@ public final class MQTTLink: @unchecked Sendable {
     /// command's acknowledgement, the state it changed and its result in one
     /// TCP segment. Main thread.
     public func holdWrites() {
-        holding = true
+        batch.holding = true
     }
 
     /// Writes what `holdWrites()` held (nothing to do when the network thread
     /// owns the socket: it was woken for each publication). Main thread.
     public func flush() {
-        holding = false
-        writeNow(cork: heldPublications)
-        heldPublications = false
+        batch.holding = false
+        writeNow(cork: batch.heldPublications)
+        batch.heldPublications = false
     }
 
     /// Writes what is queued if the main thread owns the socket; a failed
     /// write hands the client back to the network thread. Main thread.
     private func writeNow(cork: Bool) {
-        guard let mosq = client, mainOwnsSocket else { return }
+        guard let mosq = lifetime.client, mainOwnsSocket else { return }
         let rc = writeOnMain(mosq, cork: cork)
         if rc != .mosqSuccess { giveBack(rc, errno) }
     }
@@ -198,7 +169,7 @@ public final class MQTTLink: @unchecked Sendable {
     /// forever on the backoff schedule. A broker that is down does not make
     /// this fail or block. Main thread; call once.
     public func start() throws(MQTTError) {
-        guard client == nil else {
+        guard lifetime.client == nil else {
             throw MQTTError(function: "MQTTLink.start", code: Int32(MOSQ_ERR_INVAL.rawValue), message: "already started")
         }
         let initialised = MosquittoLibrary.initialised
@@ -217,22 +188,20 @@ public final class MQTTLink: @unchecked Sendable {
             unmanaged.release()
             throw error
         }
-        client = mosq
-        retainedSelf = unmanaged
+        lifetime.client = mosq
+        lifetime.retainedSelf = unmanaged
         logConfiguration()
 
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, networkThreadMain, context)
-        guard rc == 0 else {
-            Unmanaged<MQTTLink>.fromOpaque(context).release()
-            client = nil
-            retainedSelf = nil
+        do throws(SystemError) {
+            let handle = ClientHandle(mosq: mosq)
+            lifetime.networkThread = try OSThread.start(name: "mqtt-network") { _ in self.runNetwork(handle) }
+        } catch {
+            lifetime.client = nil
+            lifetime.retainedSelf = nil
             mosquitto_destroy(mosq)
             unmanaged.release()
-            throw MQTTError(function: "pthread_create", code: rc, message: String(cString: strerror(rc)))
+            throw MQTTError(system: error)
         }
-        networkThread = thread
     }
 
     /// Publishes a message. QoS 0 or 1; `correlationData` adds the MQTT v5
@@ -243,11 +212,11 @@ public final class MQTTLink: @unchecked Sendable {
     /// socket, else by the network thread. Main thread.
     public func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool,
                         correlationData: [UInt8]? = nil) -> PublishOutcome {
-        guard let mosq = client, isConnected else { return .notConnected }
+        guard let mosq = lifetime.client, isConnected else { return .notConnected }
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
-        if protocolVersion == 5 && correlationData == nil && publisherProperties == nil {
-            mosquitto_property_add_string_pair(&publisherProperties, Int32(MQTT_PROP_USER_PROPERTY.rawValue),
+        if protocolVersion == 5 && correlationData == nil && batch.publisherProperties == nil {
+            mosquitto_property_add_string_pair(&batch.publisherProperties, Int32(MQTT_PROP_USER_PROPERTY.rawValue),
                                                "publisher", instanceID)
         } else if protocolVersion == 5 && correlationData != nil {
             mosquitto_property_add_string_pair(&properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), "publisher", instanceID)
@@ -262,7 +231,7 @@ public final class MQTTLink: @unchecked Sendable {
             }
         }
         var mid: Int32 = 0
-        let chosen = protocolVersion == 5 && correlationData == nil ? publisherProperties : properties
+        let chosen = protocolVersion == 5 && correlationData == nil ? batch.publisherProperties : properties
         let rc = payload.withUnsafeBytes { bytes in
             mosquitto_publish_v5(mosq, &mid, topic, Int32(bytes.count), bytes.baseAddress,
                                  Int32(qos), retain, chosen)
@@ -271,9 +240,9 @@ public final class MQTTLink: @unchecked Sendable {
         case .mosqSuccess:
             tracker.published(messageID: mid, qos: qos)
             if mainOwnsSocket {
-                if holding { heldPublications = true } else { writeNow(cork: false) }
+                if batch.holding { batch.heldPublications = true } else { writeNow(cork: false) }
             } else {
-                wake.signal()  // the network thread polls; this makes it write now
+                network.wake.signal()  // the network thread polls; this makes it write now
             }
             return .queued(messageID: mid)
         case Int32(MOSQ_ERR_NO_CONN.rawValue):
@@ -295,10 +264,10 @@ public final class MQTTLink: @unchecked Sendable {
     @discardableResult
     public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?,
                          timeoutMs: Int) -> ShutdownOutcome {
-        guard let mosq = client else { return .notRunning }
-        let deadline = monotonicMilliseconds() + timeoutMs
+        guard let mosq = lifetime.client else { return .notRunning }
+        let deadline = milliseconds() + timeoutMs
         // From here the network thread serves the socket (the PUBACKs waited for below, the DISCONNECT).
-        holding = false
+        batch.holding = false
         takeBack(result: (Int32(MOSQ_ERR_SUCCESS.rawValue), 0), closing: true)
         if let finalPublish {
             switch publish(topic: finalPublish.topic, payload: finalPublish.payload, qos: 1, retain: finalPublish.retain) {
@@ -317,40 +286,43 @@ public final class MQTTLink: @unchecked Sendable {
         if isConnected && !tracker.wait(deadline: deadline, until: { tracker.pendingCount == 0 }) {
             logger.warning("\(tracker.pendingCount) QoS 1 message(s) unacknowledged at shutdown")
         }
-        stopRequested.store(true, ordering: .releasing)
+        network.stopRequested.store(true, ordering: .releasing)
         let rc = mosquitto_disconnect_v5(mosq, 0, nil)
         if rc != .mosqSuccess && rc != Int32(MOSQ_ERR_NO_CONN.rawValue) {
             logger.warning("mosquitto_disconnect_v5: \(MQTTError.text(for: rc))")
         }
-        wake.signal()
-        if let thread = networkThread {
-            let remaining = max(200, deadline - monotonicMilliseconds())
-            if waitReadable(finished.fd, milliseconds: remaining) {
-                pthread_join(thread, nil)
-            } else if ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.abandoned,
+        network.wake.signal()
+        if let thread = lifetime.networkThread {
+            let remaining = max(200, deadline - milliseconds())
+            if waitReadable(network.finished.fd, milliseconds: remaining) {
+                thread.join()
+            } else if network.ownership.compareExchange(expected: NetworkOwnership.running, desired: NetworkOwnership.abandoned,
                                                 ordering: .acquiringAndReleasing).exchanged {
                 // Stuck in a connect (DNS, TCP SYN retries, TLS): leave it; it frees the client when it returns.
                 logger.warning("the network thread is still connecting; leaving it to finish on its own")
-                pthread_detach(thread)
-                networkThread = nil
-                client = nil
-                connected.store(false, ordering: .releasing)
-                mosquitto_property_free_all(&publisherProperties)
-                retainedSelf = nil  // the self-retain now belongs to the network thread
+                thread.detach()
+                lifetime.networkThread = nil
+                lifetime.client = nil
+                status.connected.store(false, ordering: .releasing)
+                mosquitto_property_free_all(&batch.publisherProperties)
+                lifetime.retainedSelf = nil  // the self-retain now belongs to the network thread
                 return .abandonedConnect
             } else {
-                pthread_join(thread, nil)
+                thread.join()
             }
-            networkThread = nil
+            lifetime.networkThread = nil
         }
         mosquitto_destroy(mosq)
-        client = nil
-        connected.store(false, ordering: .releasing)
-        mosquitto_property_free_all(&publisherProperties)
-        retainedSelf?.release()
-        retainedSelf = nil
+        lifetime.client = nil
+        status.connected.store(false, ordering: .releasing)
+        mosquitto_property_free_all(&batch.publisherProperties)
+        lifetime.retainedSelf?.release()
+        lifetime.retainedSelf = nil
         return .stopped
     }
+
+    /// `clock` in milliseconds, for `shutdown`'s deadline.
+    private func milliseconds() -> Int { Int(clock() / 1_000_000) }
 
     /// Applies every setting to a fresh client. Main thread, before connecting.
     private func configure(_ mosq: OpaquePointer) throws(MQTTError) {

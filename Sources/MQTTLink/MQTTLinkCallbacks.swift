@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMosquitto
 import Synchronization
+import SpeakerPorts
 
 // libmosquitto callbacks. They run on the link's network thread (inside mosquitto_loop), so they
 // are plain global functions (no actor isolation, no captures) and reach the
@@ -23,12 +24,12 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
                    _ flags: Int32, _ properties: OpaquePointer?) {
     guard let link = link(userdata) else { return }
     guard rc == 0 else {
-        link.lastRefusal.store(rc, ordering: .releasing)
+        link.status.lastRefusal.store(rc, ordering: .releasing)
         // 132 = v5 "Unsupported Protocol Version"; libmosquitto 2.0.11 also maps a
         // 3.1.1 broker's "unacceptable protocol version" CONNACK to it (2.0.12
         // and later do not call on_connect for it: see noticeV311Refusal).
         if rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || rc == 1 {
-            link.fallbackRequested.store(true, ordering: .releasing)
+            link.status.fallbackRequested.store(true, ordering: .releasing)
         }
         return
     }
@@ -39,12 +40,12 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
     // vsnprintf) for every packet sent or received even though only errors
     // during an attempt are kept. The network thread sets it again before the next attempt.
     mosquitto_log_callback_set(mosq, nil)
-    link.connected.store(true, ordering: .releasing)
-    link.established.store(true, ordering: .releasing)
+    link.status.connected.store(true, ordering: .releasing)
+    link.status.established.store(true, ordering: .releasing)
     // Announced by the network thread once the main thread owns the socket
     // (`announceConnected`), so that what the core publishes on connecting
     // is held and leaves in one write, not partly from each thread.
-    link.pendingConnected.store(flags & 1 != 0 ? 1 : 0, ordering: .releasing)
+    link.status.pendingConnected.store(flags & 1 != 0 ? 1 : 0, ordering: .releasing)
 }
 
 /// on_disconnect (v5): if the connection had been established, report its
@@ -55,10 +56,10 @@ func linkOnConnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
 func linkOnDisconnect(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32,
                       _ properties: OpaquePointer?) {
     let savedErrno = errno
-    guard let link = link(userdata), link.connected.exchange(false, ordering: .acquiringAndReleasing) else { return }
+    guard let link = link(userdata), link.status.connected.exchange(false, ordering: .acquiringAndReleasing) else { return }
     link.announceConnected()  // lost before it was lent: the core hears of the connection first
     link.mailbox.post(.disconnected(reason: rc))
-    if rc != 0 && !link.stopRequested.load(ordering: .acquiring) {
+    if rc != 0 && !link.network.stopRequested.load(ordering: .acquiring) {
         link.mailbox.post(.problem(MQTTReasons.lossProblem(code: rc, savedErrno: savedErrno)))
     }
 }
@@ -69,7 +70,7 @@ func linkOnLog(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ l
                _ text: UnsafePointer<CChar>?) {
     guard level == Int32(MOSQ_LOG_ERR), let link = link(userdata), let text else { return }
     let line = String(cString: text)
-    link.libraryError.withLock { if $0 == nil { $0 = line } }
+    link.status.libraryError.withLock { if $0 == nil { $0 = line } }
 }
 
 /// on_publish (v5): the PUBACK (QoS 1) or the write (QoS 0) of `mid`.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SpeakerSystem
 import Synchronization
+import SpeakerPorts
 
 /// Tracks QoS 1 messages libmosquitto has not yet seen acknowledged, so
 /// `shutdown` can wait for PUBACKs. `published` is called on the main thread
@@ -28,11 +29,14 @@ final class PublishTracker: Sendable {
     /// Readable after a tracked message was acknowledged while `wait` ran.
     private let waker: EventFD
     /// Set while `wait` runs: only then is an acknowledgement worth an
-    /// eventfd write (a setVolume gets three PUBACKs; issue 13).
+    /// eventfd write (a setVolume gets three PUBACKs).
     private let waiting = Atomic<Bool>(false)
+    /// The link's monotonic clock (nanoseconds), for `wait`'s deadline.
+    private let clock: @Sendable () -> UInt64
 
-    init() throws(MQTTError) {
+    init(clock: @escaping @Sendable () -> UInt64) throws(MQTTError) {
         waker = try makeEventFD()
+        self.clock = clock
     }
 
     /// Records a message libmosquitto accepted. Main thread.
@@ -68,13 +72,13 @@ final class PublishTracker: Sendable {
     /// Number of QoS 1 messages still waiting for a PUBACK.
     var pendingCount: Int { state.withLock { $0.inFlight.count } }
 
-    /// Blocks (on the eventfd, not by sleeping) until `done()` or the
-    /// monotonic `deadline` (ms). Returns whether `done()` became true.
+    /// Blocks (on the eventfd, not by sleeping) until `done()` or `deadline`
+    /// (milliseconds on the clock). Returns whether `done()` became true.
     func wait(deadline: Int, until done: () -> Bool) -> Bool {
         waiting.store(true, ordering: .releasing)
         defer { waiting.store(false, ordering: .releasing) }
         while !done() {
-            let remaining = deadline - monotonicMilliseconds()
+            let remaining = deadline - Int(clock() / 1_000_000)
             if remaining <= 0 { return false }
             if waitReadable(waker.fd, milliseconds: remaining) { waker.drain() }
         }

@@ -16,9 +16,11 @@ public final class FileStreamer: @unchecked Sendable {
     // @unchecked Sendable: `streams` is behind a Mutex, the flags are atomics,
     // `thread` is only touched by the main thread, and the eventfd is thread-safe.
     private let wake: EventFD
+    /// Signalled by the thread after each pass over the streams (`awaitPass`).
+    private let passDone: EventFD
     private let streams = Mutex<[FileStream]>([])
     private let stopRequested = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private var thread: OSThread?
     private let logger: Logger
     /// Shared by the short loops of every sound this streamer serves (`audio.loopMemoryKB`).
     public let loopBudget: LoopMemoryBudget
@@ -27,6 +29,7 @@ public final class FileStreamer: @unchecked Sendable {
     /// Short loops are kept decoded within `loopMemoryBytes` in all.
     public init(logger: Logger, loopMemoryBytes: Int = LoopMemoryBudget.defaultKB * 1024) throws(SystemError) {
         wake = try EventFD()
+        passDone = try EventFD()
         self.logger = logger
         loopBudget = LoopMemoryBudget(bytes: loopMemoryBytes)
     }
@@ -34,7 +37,7 @@ public final class FileStreamer: @unchecked Sendable {
     deinit {
         // The thread holds a reference while it runs, so this normally runs after
         // `shutdown()`; if the thread itself dropped the last one, don't join it.
-        if let tid = thread, pthread_equal(tid, pthread_self()) == 0 { shutdown() }
+        if let thread, !thread.isCurrent { shutdown() }
     }
 
     /// True between `start()` and `shutdown()`.
@@ -43,28 +46,17 @@ public final class FileStreamer: @unchecked Sendable {
     /// Starts the read-ahead thread (normal priority). Main thread.
     public func start() throws(SystemError) {
         guard thread == nil else { return }
-        let retained = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<FileStreamer>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, retained.toOpaque())
-        guard rc == 0 else {
-            retained.release()
-            throw SystemError(operation: "pthread_create", errno: rc, path: nil)
-        }
-        thread = tid
+        thread = try OSThread.start(name: "read-ahead") { _ in self.run() }
         logger.info("read-ahead thread started (file sounds stream from disk)")
     }
 
     /// Stops and joins the thread. Main thread.
     public func shutdown() {
-        guard let tid = thread else { return }
+        guard let thread else { return }
         stopRequested.store(true, ordering: .releasing)
         wake.signal()
-        pthread_join(tid, nil)
-        thread = nil
+        thread.join()
+        self.thread = nil
     }
 
     /// Streams currently registered (for tests and logs). Main thread.
@@ -86,6 +78,21 @@ public final class FileStreamer: @unchecked Sendable {
         _ = write(wake.fd, &one, 8)
     }
 
+    /// Wakes the thread and waits, on an eventfd, until it has finished a pass
+    /// over the streams, or `timeoutMs` passed; true when a pass finished. For
+    /// callers that must let read-ahead catch up before they read a ring
+    /// (tests, which stand in for the audio thread's buffer). Not the audio
+    /// thread.
+    @discardableResult
+    public func awaitPass(timeoutMs: Int32) -> Bool {
+        passDone.drain()
+        wake.signal()
+        var pfd = pollfd(fd: passDone.fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, timeoutMs) > 0 else { return false }
+        passDone.drain()
+        return true
+    }
+
     /// The thread body: sleep on the eventfd, then fill every ring that asked.
     private func run() {
         while !stopRequested.load(ordering: .acquiring) {
@@ -98,6 +105,7 @@ public final class FileStreamer: @unchecked Sendable {
                 && (stream.needsFill.load(ordering: .relaxed) || stream.ring.free > stream.ring.capacity / 2) {
                 stream.fill()
             }
+            passDone.signal()
         }
     }
 }

@@ -1,90 +1,93 @@
 import SpeakerProtocol
 
+/// Commands and engine reports across the domains: which child a command
+/// or report reaches, and what its outcome means for the results.
 extension Speaker {
-    /// Handles one `command` payload: decode, de-duplicate, apply, and make
-    /// sure exactly one `command/result` goes out (now, or after the engine
-    /// has done it and the change is published).
-    ///
-    /// A stored retained command (delivered by the broker on subscribe) is
-    /// ignored: it would run again at every start and reconnect. One warning
-    /// per run says so; no result (its sender is long gone). A command with
-    /// a response topic `ResponseTopicPolicy` refuses is rejected (`malformed`,
-    /// on `command/result` only) and nothing is applied.
-    mutating func handleCommand(_ incoming: IncomingCommand, at now: MonotonicInstant) {
-        if incoming.retained {
-            state.retainedCommandsIgnored += 1
-            if state.retainedCommandsIgnored == 1 {
-                effects.append(.log(.warning, "ignoring a retained message on \(topics.command) (a retained command would run "
-                    + "again at every start); clear it with an empty retained publish to that topic"))
+    /// Handles one `command` payload: the ledger decides what it is; a
+    /// command to apply is refused while `session` is withheld, else applied;
+    /// exactly one `command/result` goes out (now, or after the engine has
+    /// done it and the change is published).
+    mutating func handleCommand(_ incoming: IncomingCommand, at now: MonotonicInstant) -> [SpeakerEffect] {
+        let transport = state.transport, volume = state.volume, publishing = state.publishing
+        let inProgress = { (id: String) -> Bool in
+            transport.outstanding.values.contains { $0?.id == id }
+                || publishing.resultsAwaitingPublish.contains { $0.origin.id == id }
+                || volume.pendingLevels.values.contains { $0.origin?.id == id }
+        }
+        switch state.commands.intake(incoming, policy: ResponseTopicPolicy(config: config), topics: topics,
+                                     inProgress: inProgress) {
+        case .settled(let effects):
+            return effects
+        case let .apply(envelope, origin):
+            if let (code, message) = state.publishing.withheldRejection {
+                return state.commands.refuse(envelope, code: code, message: message, origin: origin, topics: topics)
             }
-            return
-        }
-        var responseTopic = incoming.responseTopic.flatMap { $0.isEmpty ? nil : $0 }
-        var topicRefusal: String?
-        if let requested = responseTopic, let why = ResponseTopicPolicy(config: config).refusal(for: requested) {
-            topicRefusal = "response topic \"\(requested.prefix(64))\" refused: \(why)"
-            responseTopic = nil
-        }
-        let origin: (String?) -> PendingCommand = { id in
-            PendingCommand(id: id ?? "", responseTopic: responseTopic, correlationData: incoming.correlationData)
-        }
-        let envelope: CommandEnvelope
-        switch CommandDecoder().decode(incoming.payload) {
-        case .failure(let rejection):
-            if let id = rejection.id, let prior = state.recentResults.result(for: id) {
-                sendResult(prior, to: origin(id))
-                return
+            var (outcome, effects) = apply(envelope.command, origin: origin, at: now)
+            switch outcome {
+            case .done(let level):
+                state.publishing.resultsAwaitingPublish.append(AwaitingResult(origin: origin, level: level))
+            case .awaitingEngine:
+                break
+            case let .rejected(code, message):
+                effects += state.commands.refuse(envelope, code: code, message: message, origin: origin, topics: topics)
             }
-            effects.append(.log(.notice, "command rejected (\(rejection.code.rawValue)): \(rejection.message)"))
-            finish(.rejected(rejection), for: origin(rejection.id))
-            return
-        case .success(let decoded):
-            envelope = decoded
-        }
-        if let prior = state.recentResults.result(for: envelope.id) {
-            effects.append(.log(.debug, "command \(envelope.id) is a duplicate; re-sending its result"))
-            sendResult(prior, to: origin(envelope.id))
-            return
-        }
-        if state.outstanding.values.contains(where: { $0?.id == envelope.id })
-            || resultsAwaitingPublish.contains(where: { $0.0.id == envelope.id })
-            || state.pendingLevels.values.contains(where: { $0.origin?.id == envelope.id }) {
-            effects.append(.log(.debug, "command \(envelope.id) is a duplicate of one in progress; its result follows"))
-            return
-        }
-        let pending = origin(envelope.id)
-        if let topicRefusal {
-            effects.append(.log(.notice, "command \(envelope.id) rejected: \(topicRefusal)"))
-            finish(.rejected(CommandRejection(id: envelope.id, code: .malformed, message: topicRefusal)), for: pending)
-            return
-        }
-        let outcome = withheldRejection().map { ApplyOutcome.rejected($0.0, $0.1) }
-            ?? apply(envelope.command, origin: pending, at: now)
-        switch outcome {
-        case .done(let level):
-            resultsAwaitingPublish.append((pending, level: level))
-        case .awaitingEngine:
-            break
-        case let .rejected(code, message):
-            effects.append(.log(.notice, "command \(envelope.id) \(envelope.command.action.rawValue) rejected (\(code.rawValue)): \(message)"))
-            finish(.rejected(CommandRejection(id: envelope.id, code: code, message: message)), for: pending)
+            return effects
         }
     }
 
-    /// Records a final result (for de-duplication) and sends it.
-    mutating func finish(_ result: CommandResult, for origin: PendingCommand) {
-        if let id = result.id { state.recentResults.record(result, for: id) }
-        sendResult(result, to: origin)
+    /// Applies a well-formed command from MQTT (`origin` set) or from a button
+    /// (`origin` nil) in the domain it belongs to. A rejected command changes nothing.
+    mutating func apply(_ command: Command, origin: PendingCommand?, at now: MonotonicInstant)
+        -> (outcome: ApplyOutcome, effects: [SpeakerEffect]) {
+        let transportCommand: TransportCommand
+        switch command {
+        case .play: transportCommand = .play
+        case .pause: transportCommand = .pause
+        case .toggle: transportCommand = .toggle
+        case .stop: transportCommand = .stop
+        case .next: transportCommand = .next
+        case .previous: transportCommand = .previous
+        case .select(let soundID): transportCommand = .select(soundID: soundID)
+        case .setVolume(let level): return applyVolume(.set(level), origin: origin)
+        case .volumeUp(let steps): return applyVolume(.step(steps), origin: origin)
+        case .volumeDown(let steps): return applyVolume(.step(-steps), origin: origin)
+        }
+        let step = state.transport.apply(transportCommand, origin: origin, tickets: &state.tickets,
+                                         context: transportContext, at: now)
+        return (step.outcome, step.effects)
     }
 
-    /// Publishes a result on `command/result`, and on the caller's MQTT v5
-    /// response topic with its correlation data when it gave one.
-    private mutating func sendResult(_ result: CommandResult, to origin: PendingCommand) {
-        let payload = result.serialized()
-        effects.append(.publish(Publication(topic: topics.result, payload: payload, qos: 1, retain: false, deliverNow: true)))
-        if let responseTopic = origin.responseTopic, !responseTopic.isEmpty {
-            effects.append(.publish(Publication(topic: responseTopic, payload: payload, qos: 1, retain: false,
-                                                correlationData: origin.correlationData)))
+    /// Applies a volume command.
+    mutating func applyVolume(_ command: VolumeCommand, origin: PendingCommand?)
+        -> (outcome: ApplyOutcome, effects: [SpeakerEffect]) {
+        let step = state.volume.apply(command, origin: origin, tickets: &state.tickets, config: config.volume)
+        return (step.outcome, step.effects)
+    }
+
+    /// An engine report reaches the domain it is about; the commands it
+    /// completes wait for the publication that shows their change, one it
+    /// refuses is answered now.
+    mutating func handleEngineReport(_ report: EngineReport, at now: MonotonicInstant) -> [SpeakerEffect] {
+        switch report {
+        case .playing, .paused, .unavailable, .available, .underruns, .noSource:
+            let step = state.transport.handle(report, tickets: &state.tickets, context: transportContext)
+            state.publishing.resultsAwaitingPublish += step.completed.map { AwaitingResult(origin: $0, level: nil) }
+            return step.effects
+        case .levelSet, .levelFailed, .mixerReading:
+            let step = state.volume.handle(report, tickets: &state.tickets, config: config.volume)
+            var effects = step.effects
+            if let completed = step.completed { state.publishing.resultsAwaitingPublish.append(completed) }
+            if let (origin, message) = step.refused {
+                let rejection = CommandRejection(id: origin.id, code: .audioUnavailable, message: message)
+                effects += state.commands.finish(.rejected(rejection), for: origin, topics)
+            }
+            return effects
         }
+    }
+
+    /// What the transport domain takes from the configuration and the environment.
+    var transportContext: TransportContext {
+        TransportContext(fadeMs: config.audio.fadeMs, crossfadeMs: config.audio.crossfadeMs,
+                         newSessionID: environment.newSessionID)
     }
 }

@@ -43,12 +43,10 @@ extension Speaker {
     /// Applies the live keys of `new`, keeps the running values of the rest,
     /// and logs which was which. A lower `volume.maxLevel` clamps the level
     /// now; a change that Home Assistant discovery shows re-sends it.
-    mutating func reconfigure(to new: SpeakerConfig, at now: MonotonicInstant) {
+    mutating func reconfigure(to new: SpeakerConfig, at now: MonotonicInstant) -> [SpeakerEffect] {
         let changed = Self.changedKeys(from: config, to: new)
-        guard !changed.isEmpty else {
-            effects.append(.log(.notice, "configuration reloaded: nothing changed"))
-            return
-        }
+        guard !changed.isEmpty else { return [.log(.notice, "configuration reloaded: nothing changed")] }
+        var effects: [SpeakerEffect] = []
         let live = changed.filter { Self.liveKeys.contains($0) }
         let kept = changed.filter { !Self.liveKeys.contains($0) }
         let discoveryBefore = homeAssistantDiscovery
@@ -64,11 +62,11 @@ extension Speaker {
         // Discovery before the state it describes (a new maximum, a new
         // name); offline, the next connect sends the new config first.
         let discovery = homeAssistantDiscovery
-        if discovery != discoveryBefore && state.mqttConnected {
+        if discovery != discoveryBefore && state.link.mqttConnected {
             effects.append(.publish(discovery.publication))
         }
-        if case .absolute(let level) = state.volume, level > config.volume.maxLevel {
-            _ = setVolume(level, origin: nil)  // clamps to the new maximum
+        if case .absolute(let level) = state.volume.level, level > config.volume.maxLevel {
+            effects += applyVolume(.set(level), origin: nil).effects  // clamps to the new maximum
         }
         if !live.isEmpty {
             effects.append(.log(.notice, "configuration reloaded: applied \(live.joined(separator: ", "))"))
@@ -77,5 +75,6 @@ extension Speaker {
             effects.append(.log(.warning, "configuration reloaded: \(kept.joined(separator: ", ")) changed but cannot change "
                                 + "while running; keeping the running values until a restart"))
         }
+        return effects
     }
 }

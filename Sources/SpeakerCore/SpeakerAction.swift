@@ -12,9 +12,6 @@ public enum EngineReport: Equatable, Sendable {
     case available
     /// Total underruns recovered so far.
     case underruns(total: Int)
-    /// The output's level was changed outside the speaker (an ALSA mixer
-    /// element moved by alsamixer or another program), read back as a level.
-    case levelChangedOutside(level: Double)
     /// The mixer write with this ticket (`AudioRequest.setMixerLevel`) is done.
     case levelSet(ticket: UInt64)
     /// The mixer write with this ticket failed (`reason`); `actual` is the

@@ -1,23 +1,50 @@
 import SpeakerProtocol
 
-/// The listening session as the core tracks it.
-public struct SessionState: Equatable, Sendable {
-    /// Current or last session id; nil if there never was one.
-    public var id: String?
-    /// False before the first play and after an end (`ended: true`).
-    public var isActive = false
-    /// What the listener wants.
-    public var intendsPlayback = false
-    /// What the engine reported last (truth, not request).
-    public var isPlaying = false
-    /// When playback intent last became false, for the idle timeout.
-    public var pausedSince: MonotonicInstant?
+/// All state of the speaker, one child per domain. Owned by `Speaker`;
+/// changed only by `reduce`, each child only by its own reducer (the parent
+/// composes them, `Speaker.reduce`).
+public struct SpeakerState: Equatable, Sendable {
+    /// The running configuration (the one config: live keys change on `.reconfigure`).
+    public internal(set) var config: SpeakerConfig
+    /// The session, the catalog and what the engine is asked to play.
+    public var transport: TransportState
+    /// The level, and the mixer writes waiting for confirmation.
+    public var volume: VolumeControlState
+    /// Revisions and what was last published, with the results waiting for it.
+    public var publishing: PublishingState
+    /// Results already sent (for duplicates) and retained commands ignored.
+    public var commands: CommandLedger
+    /// The broker connection and Home Assistant's re-send schedule.
+    public var link: LinkState
+    /// Button and knob decoding.
+    public var input: InputState
+    /// What was restored from disk and when the state is next written.
+    public var persistence = PersistenceState()
+    /// The engine request tickets, shared by transport and volume requests.
+    var tickets = EngineTickets()
+
+    public init(config: SpeakerConfig, catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
+                revision: RevisionCounter, inputs: InputDecoders) {
+        self.config = config
+        transport = TransportState(catalog: catalog, selectedIndex: selectedIndex)
+        self.volume = VolumeControlState(level: volume)
+        publishing = PublishingState(revision: revision)
+        commands = CommandLedger()
+        link = LinkState()
+        input = InputState(decoders: inputs)
+    }
 }
 
-/// The level as far as the speaker knows it: a number only for absolute hardware.
-public enum VolumeState: Equatable, Sendable {
-    case absolute(level: Double)
-    case relative
+/// Issues engine request tickets: one counter for every request the engine
+/// answers by ticket (transport requests and mixer writes), so no two
+/// outstanding requests share one.
+struct EngineTickets: Equatable, Sendable {
+    private(set) var next: UInt64 = 1
+
+    mutating func issue() -> UInt64 {
+        defer { next += 1 }
+        return next
+    }
 }
 
 /// A command waiting for the engine to do what it asked before its result goes out.
@@ -27,12 +54,6 @@ struct PendingCommand: Equatable, Sendable {
     var correlationData: [UInt8]?
 }
 
-/// A mixer write waiting for its confirmation.
-struct PendingLevel: Equatable, Sendable {
-    var level: Double
-    var origin: PendingCommand?
-}
-
 /// An accepted command whose result waits for the publication that shows its change.
 struct AwaitingResult: Equatable, Sendable {
     var origin: PendingCommand
@@ -40,79 +61,11 @@ struct AwaitingResult: Equatable, Sendable {
     var level: Double?
 }
 
-/// One reading of the mixer element: its dB, nil when muted.
-struct MixerReading: Equatable, Sendable {
-    var db: Double?
-
-    /// Equal within 0.005 dB (both muted counts as equal).
-    func matches(_ other: Double?) -> Bool {
-        switch (db, other) {
-        case (nil, nil): return true
-        case let (x?, y?): return abs(x - y) < 0.005
-        default: return false
-        }
-    }
-}
-
-/// All state of the speaker. Owned by `Speaker`; changed only by `reduce`.
-public struct SpeakerState: Equatable, Sendable {
-    /// The running configuration (the one config: live keys change on `.reconfigure`).
-    public internal(set) var config: SpeakerConfig
-    public var catalog: [CatalogEntry]
-    public var selectedIndex: Int
-    public var session = SessionState()
-    public var volume: VolumeState
-    public var audio: AudioStatus = .ok
-    public var underruns = 0
-    public var mqttConnected = false
-    /// Why the broker connection is down, and takeover detection.
-    public var broker = BrokerHealth()
-    /// Retained commands ignored since start (the first one is logged).
-    public var retainedCommandsIgnored = 0
-    public var revision: RevisionCounter
-    /// Why `session` is not being published (revisions cannot be reserved),
-    /// or nil while it is. Shown in `device.problem`, the log and `STATUS=`.
-    public var sessionWithheld: String?
-    /// When a failed revision reservation is tried again.
-    public var reservationRetryAt: MonotonicInstant?
-    /// Reservations failed in a row (the first is logged as a warning).
-    public var reservationFailures = 0
-    public var inputs: InputDecoders
-    /// When the Home Assistant discovery config is re-sent after Home
-    /// Assistant's `online`, or nil when no re-send is due.
-    public var homeAssistantResendAt: MonotonicInstant?
-    /// Buttons whose current press was already acted on when it began (`.down`):
-    /// their `.press` at the release is published but not acted on again.
-    public var actedOnDown: Set<TransportButton> = []
-    /// What was restored from disk and when the state is next written.
-    public var persistence = PersistenceState()
-
-    var nextTicket: UInt64 = 1
-    /// Engine tickets not yet reported, with the command (if any) that asked.
-    var outstanding: [UInt64: PendingCommand?] = [:]
-    /// Mixer writes not yet confirmed: the level asked for and the command (if any) that asked.
-    var pendingLevels: [UInt64: PendingLevel] = [:]
-    var recentResults = RecentResults(capacity: 256)
-    /// Accepted commands waiting for the publication that shows their change.
-    var resultsAwaitingPublish: [AwaitingResult] = []
-    /// The mixer element's last reading (`alsa-mixer`), to tell the
-    /// speaker's own change notifications from a change made elsewhere.
-    var lastMixerReading: MixerReading?
-    /// What was last published, so only real changes publish (and bump the revision).
-    var publishedDevice: DeviceDescriptor?
-    var publishedSession: SessionAttributes?
-    var publishedCatalog: [CatalogEntry]?
-
-    /// The selected catalog entry.
-    public var selectedSound: CatalogEntry { catalog[selectedIndex] }
-
-    public init(config: SpeakerConfig, catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
-                revision: RevisionCounter, inputs: InputDecoders) {
-        self.config = config
-        self.catalog = catalog
-        self.selectedIndex = catalog.indices.contains(selectedIndex) ? selectedIndex : 0
-        self.volume = volume
-        self.revision = revision
-        self.inputs = inputs
-    }
+/// What applying a command did.
+enum ApplyOutcome: Equatable {
+    /// Done (or nothing to do); `level` is the level a volume command applied.
+    case done(level: Double?)
+    /// Handed to the engine; the result follows its report.
+    case awaitingEngine
+    case rejected(CommandErrorCode, String)
 }

@@ -1,31 +1,14 @@
 import SpeakerCore
 import SpeakerProtocol
-import SpeakerSystem
-import Ambience
-import AudioALSA
-import SoundFiles
+import SpeakerLoop
+import SpeakerPorts
 
-/// The audio engine as the audio service drives it: ``AudioEngine`` (ALSA,
-/// its own thread, tested in AudioALSATests), or an in-memory output in the
-/// runtime tests. Loop thread only.
-public protocol AudioOutput: AnyObject {
-    /// Readable when reports are waiting (`drainReports()`).
-    var reportFD: Int32 { get }
-    var sampleRate: Int { get }
-    func start(failIfUnavailable: Bool) throws(ALSAError)
-    func send(_ request: AudioEngine.Request) -> Bool
-    func drainReports() -> [AudioEngine.Report]
-    /// Fades out (at most `fadeMs`), closes the device, joins the thread.
-    func shutdown(fadeMs: Int)
-}
-
-extension AudioEngine: AudioOutput {}
-
-/// The audio seam: the engine, the sound catalog and the read-ahead thread
-/// for file sounds, and in `alsa-mixer` mode the mixer element
-/// (``MixerControl``). Performs `.audio` effects; engine and mixer reports
-/// go to the core as `.engine` actions. Stops in reverse: engine (fade out,
-/// close), read-ahead thread, mixer. Loop thread only.
+/// The audio seam: the engine (``AudioOutput``), the sounds it plays
+/// (``SoundLibrary``: the catalog and the read-ahead thread for file sounds),
+/// and in `alsa-mixer` mode the mixer element (``MixerElement``). Performs
+/// `.audio` effects; engine and mixer reports go to the core as `.engine`
+/// actions. Stops in reverse: engine (fade out, close), read-ahead thread,
+/// mixer. Loop thread only.
 public final class AudioService: SpeakerService {
     public let name = "audio"
     /// Software volume changes ramp over this long, so a fast knob never zippers.
@@ -34,11 +17,10 @@ public final class AudioService: SpeakerService {
     public static let shutdownFadeLimitMs = 500
 
     private let engine: any AudioOutput
-    private let catalog: SoundCatalog
-    private let streamer: FileStreamer?
+    private let sounds: any SoundLibrary
     private let loop: any EventLoopProtocol
     private let logger: Logger
-    private let mixerSettings: (card: String, element: String)?
+    private let openMixer: MixerOpener?
     private var phase: ServicePhase<Running> = .idle
     private weak var context: ServiceContext?
     private var fadeMs: Int
@@ -48,23 +30,22 @@ public final class AudioService: SpeakerService {
     /// once, SCHED_FIFO) is not on the command's path. Nothing the core
     /// publishes waits on it: tickets answer later, and a software level is
     /// published when the core sets it.
-    private var held: [AudioEngine.Request] = []
+    private var held: [AudioEngineRequest] = []
 
     /// What `start` opened, all of it at once.
     private struct Running {
         /// The engine's report fd on the loop.
         var registration: LoopRegistration
         /// The mixer element, only in `alsa-mixer` volume mode.
-        var mixer: MixerControl?
+        var mixer: (any MixerElement)?
     }
 
-    /// `mixer`: the card and element to open in `alsa-mixer` mode (nil: software gain).
-    public init(engine: any AudioOutput, catalog: SoundCatalog, streamer: FileStreamer?, mixer: (card: String, element: String)?,
+    /// `mixer`: opens the element in `alsa-mixer` mode (nil: software gain).
+    public init(engine: any AudioOutput, sounds: any SoundLibrary, mixer: MixerOpener?,
                 fadeMs: Int, loop: any EventLoopProtocol, logger: Logger) {
         self.engine = engine
-        self.catalog = catalog
-        self.streamer = streamer
-        self.mixerSettings = mixer
+        self.sounds = sounds
+        self.openMixer = mixer
         self.fadeMs = fadeMs
         self.loop = loop
         self.logger = logger
@@ -72,38 +53,27 @@ public final class AudioService: SpeakerService {
 
     public func start(_ context: ServiceContext) throws(StartupError) {
         self.context = context
+        sounds.start()
         do {
-            try streamer?.start()
-        } catch {
-            logger.error("sounds: read-ahead thread did not start (\(error)); file sounds decode on the audio thread")
-        }
-        do {
-            try engine.start(failIfUnavailable: false)
+            try engine.startOutput()
         } catch {
             throw StartupError(exitCode: 2, message: "audio: \(error)")
         }
-        var mixer: MixerControl?
-        if let settings = mixerSettings {
+        var mixer: (any MixerElement)?
+        if let openMixer {
             do {
-                mixer = try MixerControl(card: settings.card, element: settings.element, loop: loop, logger: logger) {
-                    [unowned self] reading in
+                mixer = try openMixer { [unowned self] reading in
                     guard let context = self.context else { return }
                     context.send(.engine(.mixerReading(db: reading.db, level: reading.level, ownWrite: false), at: context.now()))
                 }
             } catch {
                 engine.shutdown(fadeMs: 0)
-                streamer?.shutdown()
+                sounds.shutdown()
                 throw StartupError(exitCode: 2, message: "volume.mixer: \(error); `ambient-speaker devices` lists the elements")
             }
         }
         let registration = loop.addReader(fd: engine.reportFD) { [unowned self] in self.engineReports() }
         phase = .running(Running(registration: registration, mixer: mixer))
-    }
-
-    public func perform(_ effect: SpeakerEffect) -> Bool {
-        guard case .audio(let request) = effect else { return false }
-        perform(request)
-        return true
     }
 
     /// Hands the dispatch's requests to the engine, in order (see `held`).
@@ -121,40 +91,29 @@ public final class AudioService: SpeakerService {
         phase = .stopped
         loop.remove(running.registration)
         engine.shutdown(fadeMs: min(fadeMs, Self.shutdownFadeLimitMs))
-        streamer?.shutdown()
+        sounds.shutdown()
         running.mixer?.close()
         context = nil
     }
 
-    /// The sound's source, or why it has none.
-    private func source(_ id: String) -> Result<SoundSource, SourceProblem> {
-        guard let sound = catalog.sound(id: id) else {
-            return .failure(SourceProblem(reason: "is in the catalog but has no source"))
-        }
-        do {
-            return .success(try SoundCatalog.makeSource(sound, sampleRate: engine.sampleRate, streamer: streamer))
-        } catch {
-            return .failure(SourceProblem(reason: "cannot be played: \(error)"))
-        }
-    }
-
-    private struct SourceProblem: Error { var reason: String }
-
     /// A sound without a source goes back to the core (`.noSource`), which decides what the engine does instead.
-    private func noSource(_ id: String, _ problem: SourceProblem, fadeMs: Int, ticket: UInt64) {
+    private func noSource(_ id: String, _ problem: SoundUnavailable, fadeMs: Int, ticket: UInt64) {
         guard let context else { return }
         context.send(.engine(.noSource(soundID: id, reason: problem.reason, fadeMs: fadeMs, ticket: ticket), at: context.now()))
     }
 
-    private func perform(_ request: AudioRequest) {
+    /// Carries out the core's audio request: engine requests wait for the
+    /// end of the dispatch (`held`); a mixer write and a missing source are
+    /// answered at once, after this action's effects.
+    func perform(_ request: AudioRequest) {
         switch request {
         case let .play(id, fadeMs, ticket):
-            switch source(id) {
+            switch sounds.source(id: id, sampleRate: engine.sampleRate) {
             case .success(let s): hold(.play(s, fadeMs: fadeMs, ticket: ticket))
             case .failure(let problem): noSource(id, problem, fadeMs: fadeMs, ticket: ticket)
             }
         case let .switchTo(id, crossfadeMs, ticket):
-            switch source(id) {
+            switch sounds.source(id: id, sampleRate: engine.sampleRate) {
             case .success(let s): hold(.switchTo(s, crossfadeMs: crossfadeMs, ticket: ticket))
             case .failure(let problem): noSource(id, problem, fadeMs: crossfadeMs, ticket: ticket)
             }
@@ -163,7 +122,7 @@ public final class AudioService: SpeakerService {
         case let .pause(fadeMs, ticket):
             hold(.pause(fadeMs: fadeMs, ticket: ticket))
         case .setLevel(let level):
-            hold(.setGain(VolumeCurve.gain(level: level), rampMs: Self.levelRampMs))
+            hold(.setLevel(level, rampMs: Self.levelRampMs))
         case let .setMixerLevel(level, ticket):
             // The ticket's answer runs after this action's effects.
             var reports: [EngineReport] = []
@@ -182,7 +141,7 @@ public final class AudioService: SpeakerService {
     }
 
     /// Queues `request` for the end of the dispatch.
-    private func hold(_ request: AudioEngine.Request) {
+    private func hold(_ request: AudioEngineRequest) {
         held.append(request)
     }
 
@@ -199,10 +158,8 @@ public final class AudioService: SpeakerService {
             case .realtimeScheduling, .rewindUnavailable, .rewinds:
                 break  // logged by the engine
             case .retired(let source):
-                if let file = source as? FileSound, file.starvedFrames > 0 {
-                    logger.warning("sounds: read-ahead fell behind for \(file.path): \(file.starvedFrames) frames played as silence")
-                }
-                // Released here, on the main thread, as the report goes out of scope.
+                sounds.retired(source)
+                // Released here, on the loop thread, as the report goes out of scope.
             }
         }
     }

@@ -1,36 +1,7 @@
 import SpeakerCore
 import SpeakerProtocol
-import SpeakerSystem
-import MQTTLink
-
-/// The MQTT connection as the MQTT service drives it: ``MQTTLink``
-/// (libmosquitto, tested in MQTTLinkTests against a real broker), or an
-/// in-memory client in the runtime tests. Loop thread only.
-public protocol MQTTClient: AnyObject {
-    /// Readable when events are waiting (`drainEvents()`).
-    var eventFD: Int32 { get }
-    /// This process's id in the `publisher` user property of its publications.
-    var instanceID: String { get }
-    func start() throws(MQTTError)
-    func drainEvents() -> [MQTTEvent]
-    /// Queue publications until `flush()` (see ``MQTTLink/holdWrites()``).
-    func holdWrites()
-    /// Write what `holdWrites()` held.
-    func flush()
-    func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome
-    func setPatientReconnects(_ patient: Bool)
-    @discardableResult
-    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTLink.ShutdownOutcome
-}
-
-extension MQTTLink: MQTTClient {}
-
-extension MQTTClient {
-    /// A client that writes every publication at once has nothing to hold.
-    public func holdWrites() {}
-    /// A client that writes every publication at once has nothing to flush.
-    public func flush() {}
-}
+import SpeakerLoop
+import SpeakerPorts
 
 /// The MQTT seam: link events become actions (`command`, the retained
 /// `session`, Home Assistant's status, connection changes), `.publish`
@@ -70,8 +41,8 @@ public final class MQTTService: SpeakerService {
         phase = .running(registration)
     }
 
-    public func perform(_ effect: SpeakerEffect) -> Bool {
-        guard case .publish(let p) = effect else { return false }
+    /// `.publish`: hands the publication to the client.
+    func publish(_ p: Publication) {
         if case .rejected(let error) = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
                                                        correlationData: p.correlationData) {
             logger.warning("publish to \(p.topic) failed: \(error)")
@@ -83,12 +54,11 @@ public final class MQTTService: SpeakerService {
             client.flush()
             client.holdWrites()
         }
-        return true
     }
 
     public func observe(_ state: SpeakerState) {
         // The core's verdict on a session takeover slows the link's reconnects.
-        client.setPatientReconnects(state.broker.takeoverSuspected)
+        client.setPatientReconnects(state.link.broker.takeoverSuspected)
     }
 
     /// `offline` (acknowledged) before a clean disconnect.

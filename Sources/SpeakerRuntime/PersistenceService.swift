@@ -1,19 +1,19 @@
 import SpeakerCore
-import SpeakerSystem
+import SpeakerPorts
 
-/// The persistence seam: the state file (``StateStore``) and the revision
-/// reservation (``RevisionStore``) in `stateDirectory`. Both are read before
+/// The persistence seam: the state file (``StateStorage``) and the revision
+/// reservation (``RevisionStorage``) in `stateDirectory`. Both are read before
 /// the core exists (the core starts from them); while running this service
 /// performs `saveState` and `reserveRevisions`, answering the latter with a
 /// `.revisionReservation` action. Loop thread only.
 public final class PersistenceService: SpeakerService {
     public let name = "persistence"
-    public let stateStore: StateStore
-    public let revisions: RevisionStore
+    private let stateStore: any StateStorage
+    private let revisions: any RevisionStorage
     private let resumeOnBoot: Bool
     private weak var context: ServiceContext?
 
-    public init(stateStore: StateStore, revisions: RevisionStore, resumeOnBoot: Bool) {
+    public init(stateStore: any StateStorage, revisions: any RevisionStorage, resumeOnBoot: Bool) {
         self.stateStore = stateStore
         self.revisions = revisions
         self.resumeOnBoot = resumeOnBoot
@@ -24,17 +24,15 @@ public final class PersistenceService: SpeakerService {
         stateStore.logConfiguration(resumeOnBoot: resumeOnBoot)
     }
 
-    public func perform(_ effect: SpeakerEffect) -> Bool {
-        switch effect {
-        case .saveState(let persisted):
-            stateStore.save(persisted)
-        case .reserveRevisions(let through):
-            guard let context else { return false }
-            context.send(.revisionReservation(through: through, failure: revisions.reserve(through: through), at: context.now()))
-        default:
-            return false
-        }
-        return true
+    /// `.saveState`: writes the state.
+    func save(_ state: PersistedState) {
+        stateStore.save(state)
+    }
+
+    /// `.reserveRevisions`: records the reservation, then answers the core.
+    func reserveRevisions(through: UInt64) {
+        guard let context else { return }
+        context.send(.revisionReservation(through: through, failure: revisions.reserve(through: through), at: context.now()))
     }
 
     public func stop() { context = nil }

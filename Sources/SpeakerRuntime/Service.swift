@@ -6,7 +6,8 @@ import SpeakerCore
 ///
 /// 1. ``start(_:)`` — open its resources, register with the loop; reports
 ///    what happens outside as actions through the context from then on;
-/// 2. ``perform(_:)`` — carry out the core's effects that belong to it;
+/// 2. carry out the core's effects that belong to it, each kind routed to
+///    its service by ``SpeakerServices`` (a `switch` the compiler checks);
 /// 3. ``observe(_:)`` — see the state after each dispatch (status lines);
 /// 4. ``shutdownBegan()`` then ``stop()`` — graceful notice to every service
 ///    first, then release everything, in the reverse of start-up.
@@ -17,8 +18,6 @@ public protocol SpeakerService: AnyObject {
     var name: String { get }
     /// Opens the seam. A failure names the key or device and its exit code.
     func start(_ context: ServiceContext) throws(StartupError)
-    /// Performs `effect` if it belongs to this seam; false otherwise.
-    func perform(_ effect: SpeakerEffect) -> Bool
     /// The state after a dispatch (its effects performed).
     func observe(_ state: SpeakerState)
     /// Shutdown has begun (before any service stops).
@@ -28,7 +27,6 @@ public protocol SpeakerService: AnyObject {
 }
 
 extension SpeakerService {
-    public func perform(_ effect: SpeakerEffect) -> Bool { false }
     public func observe(_ state: SpeakerState) {}
     public func shutdownBegan() {}
 }

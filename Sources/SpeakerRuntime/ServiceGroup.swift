@@ -1,12 +1,11 @@
 import SpeakerCore
-import SpeakerSystem
+import SpeakerLoop
 
 /// The services of the speaker in dependency order (as swift-service-lifecycle's
 /// `ServiceGroup`, without the dependency): ``start(_:)`` starts them in
 /// order; if one fails, the ones already started are stopped in reverse and
 /// the failure is rethrown. ``stop()`` tells every running service that
-/// shutdown began, then stops them in reverse order. Effects go to the first
-/// service that takes them. Loop thread only.
+/// shutdown began, then stops them in reverse order. Loop thread only.
 public final class ServiceGroup {
     public let services: [any SpeakerService]
     private let logger: Logger
@@ -34,11 +33,8 @@ public final class ServiceGroup {
         }
     }
 
-    /// Performs `effect` through the service whose seam it is; false if none took it.
-    public func perform(_ effect: SpeakerEffect) -> Bool {
-        for service in services.prefix(running) where service.perform(effect) { return true }
-        return false
-    }
+    /// Whether every service has started (and none has stopped).
+    public var allRunning: Bool { running == services.count }
 
     public func observe(_ state: SpeakerState) {
         for service in services.prefix(running) { service.observe(state) }

@@ -1,10 +1,11 @@
 import SpeakerCore
-import SpeakerSystem
+import SpeakerLoop
 
 /// The running speaker: the core, the loop it runs on, and the services that
 /// connect it to the world. The one path of every action:
 /// a service (or the deadline timer) calls ``send(_:)`` → `reduce` → each
-/// effect to the ``ServiceGroup`` (the seam it belongs to performs it) →
+/// effect, in the order the core emitted them, to the service whose seam it
+/// is (``SpeakerServices/perform(_:logger:)``) →
 /// actions the effects answered with, in order → the deadline timer is
 /// re-armed → every service observes the new state.
 ///
@@ -15,6 +16,7 @@ public final class SpeakerRuntime: ServiceContext {
     private let logger: Logger
     private var core: Speaker
     public let group: ServiceGroup
+    private let services: SpeakerServices
     /// Actions waiting for the core: effects' answers, queued while reducing.
     private var queue: [SpeakerAction] = []
     private var dispatching = false
@@ -25,11 +27,12 @@ public final class SpeakerRuntime: ServiceContext {
     /// Actions reduced so far (ARCHITECTURE.md counts the passes of a press and a command).
     public private(set) var reductions = 0
 
-    public init(core: Speaker, loop: any EventLoopProtocol, services: [any SpeakerService], logger: Logger) {
+    public init(core: Speaker, loop: any EventLoopProtocol, services: SpeakerServices, logger: Logger) {
         self.core = core
         self.loop = loop
         self.logger = logger
-        group = ServiceGroup(services, logger: logger.named("services"))
+        self.services = services
+        group = ServiceGroup(services.startOrder, logger: logger.named("services"))
         deadline = DeadlineTimer(loop: loop)
     }
 
@@ -74,11 +77,15 @@ public final class SpeakerRuntime: ServiceContext {
     /// dispatch, ~2.7k instructions per command.
     private static func nextDeadline(of core: inout Speaker) -> MonotonicInstant? { core.nextDeadline }
 
+    /// One effect to its seam; only while every service runs (the core
+    /// emits effects from `.start` on, after the last service started).
     private func perform(_ effect: SpeakerEffect) {
-        if case let .log(level, message) = effect {
+        if group.allRunning {
+            services.perform(effect, logger: logger)
+        } else if case let .log(level, message) = effect {
             logger.log(level.systemLevel, message)
-        } else if !group.perform(effect) {
-            logger.error("no service performs \(effect)")
+        } else {
+            logger.error("no service performs \(effect): not every service is running")
         }
     }
 

@@ -1,54 +1,31 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SpeakerCore
 import SpeakerProtocol
-import SpeakerSystem
+import SpeakerPorts
 
 /// The notifications of a systemd service (`Type=notify`): readiness, the
-/// watchdog, `STATUS=` text, reload and stop. Without `$NOTIFY_SOCKET` (not
-/// started by systemd) every call is a no-op. Used by ``SystemdService``.
-/// Main (loop) thread only.
+/// watchdog, `STATUS=` text, reload and stop, sent through the systemd port
+/// (``SystemdNotify``); with systemd not listening every call is a no-op.
+/// Used by ``SystemdService``. Loop thread only.
 public final class SystemdNotifications {
-    private let notifier: SystemdNotifier?
-    private let logger: Logger
-    /// Half of `$WATCHDOG_USEC`, in milliseconds; nil when the watchdog is off.
-    public let watchdogPingMs: Int?
+    private let port: any SystemdNotify
     private var lastStatus: String?
     /// The last reload's error, shown in `STATUS=` until a reload succeeds.
     public var reloadError: String? {
         didSet { if let lastStatus { update(status: lastStatus, force: true) } }
     }
 
-    /// Reads `$NOTIFY_SOCKET`, `$WATCHDOG_USEC` and `$WATCHDOG_PID` (a
-    /// watchdog meant for another process is ignored).
-    public init(logger: Logger) {
-        self.logger = logger
-        var notifier: SystemdNotifier?
-        do { notifier = try SystemdNotifier.fromEnvironment() } catch {
-            logger.error("NOTIFY_SOCKET is unusable (\(error.message)); systemd will not hear from this service")
-        }
-        self.notifier = notifier
-        var ping: Int?
-        if notifier != nil, let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = Int(text), usec > 0 {
-            let pidText = getenv("WATCHDOG_PID").map { String(cString: $0) }
-            if pidText == nil || pidText == String(getpid()) { ping = max(1, usec / 2000) }
-        }
-        watchdogPingMs = ping
+    public init(_ port: any SystemdNotify) {
+        self.port = port
     }
+
+    /// How often to ping the watchdog, in milliseconds; nil when it is off.
+    public var watchdogPingMs: Int? { port.watchdogPingMs }
 
     /// Logs how the service talks to systemd (once, at start).
-    public func logConfiguration() {
-        guard let notifier else {
-            logger.info("not started by systemd (no NOTIFY_SOCKET): no readiness or watchdog notifications")
-            return
-        }
-        logger.info("systemd notify socket \(notifier.socketPath); "
-                    + (watchdogPingMs.map { "watchdog ping every \($0) ms from the main loop" } ?? "no watchdog"))
-    }
+    public func logConfiguration() { port.logConfiguration() }
 
     /// Whether systemd listens (`$NOTIFY_SOCKET` was usable).
-    public var isActive: Bool { notifier != nil }
+    public var isActive: Bool { port.isActive }
 
     /// `READY=1` with the current status.
     public func ready(status: String) {
@@ -77,10 +54,8 @@ public final class SystemdNotifications {
     }
 
     private func send(_ message: String) {
-        guard let notifier else { return }
-        do { try notifier.notify(message) } catch {
-            logger.warning("sd_notify failed: \(error.message)")
-        }
+        guard port.isActive else { return }
+        port.notify(message)
     }
 }
 
@@ -98,14 +73,14 @@ struct StatusInputs: Equatable {
     var sessionWithheld: String?
 
     init(_ s: SpeakerState) {
-        audio = s.audio
-        isPlaying = s.session.isPlaying
-        intendsPlayback = s.session.intendsPlayback
-        soundID = s.selectedSound.id
-        volume = s.volume
-        broker = s.broker
-        mqttConnected = s.mqttConnected
-        sessionWithheld = s.sessionWithheld
+        audio = s.transport.audio
+        isPlaying = s.transport.session.isPlaying
+        intendsPlayback = s.transport.session.intendsPlayback
+        soundID = s.transport.selectedSound.id
+        volume = s.volume.level
+        broker = s.link.broker
+        mqttConnected = s.link.mqttConnected
+        sessionWithheld = s.publishing.sessionWithheld
     }
 
     /// One line for `systemctl status`: what plays, the level, the outputs.

@@ -1,8 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import SpeakerCore
-import SpeakerSystem
+import SpeakerLoop
 
 /// The systemd seam: what the service manager says (signals) and what the
 /// speaker tells it (``SystemdNotifications``).
@@ -58,8 +55,8 @@ public final class SystemdService: SpeakerService {
         self.context = context
         notifications.logConfiguration()
         do {
-            try loop.onSignal([SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
-                if signal == SIGHUP {
+            try loop.onSignal([ProcessSignal.terminate, ProcessSignal.interrupt, ProcessSignal.hangup]) { [unowned self] signal in
+                if signal == ProcessSignal.hangup {
                     self.reload()
                 } else {
                     self.context?.requestStop("signal \(signal): shutting down")

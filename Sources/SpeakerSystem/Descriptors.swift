@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShim
 
 /// Small descriptor operations for adapter modules, each through the
 /// ``systemCall(_:path:_:)`` funnel with a typed ``SystemError``, so that no
@@ -15,6 +16,19 @@ public enum Descriptors {
     /// Sets `FD_CLOEXEC` on `fd` (`fcntl` `F_SETFD`), so a spawned program does not inherit it.
     public static func setCloseOnExec(_ fd: Int32) throws(SystemError) {
         _ = try systemCall("fcntl(F_SETFD)") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    }
+
+    /// Turns TCP_CORK on `socket` on or off (`setsockopt(IPPROTO_TCP, TCP_CORK)`):
+    /// while on, the kernel holds partial segments, so packets written back
+    /// to back leave as one segment when it goes off.
+    public static func setTCPCork(_ socket: Int32, _ on: Bool) throws(SystemError) {
+        _ = try systemCall("setsockopt(TCP_CORK)") { csys_set_tcp_cork(socket, on ? 1 : 0) }
+    }
+
+    /// A descriptor that becomes readable when process `pid` exits
+    /// (`pidfd_open(2)`); `ENOSYS` on kernels before 5.3. The caller closes it.
+    public static func openPidFD(_ pid: pid_t) throws(SystemError) -> Int32 {
+        try systemCall("pidfd_open") { csys_pidfd_open(pid) }
     }
 
     /// Closes `fd` once. Not retried on `EINTR`: on Linux the descriptor is

@@ -5,7 +5,7 @@ import SpeakerCore
 import SpeakerSystem
 import SpeakerProtocol
 import Ambience
-import SpeakerRuntime
+import SpeakerHost
 
 /// The `ambient-speaker` command line (config-and-cli.md): parses the
 /// subcommand and its flags and runs it. Exit codes: 0 success, 1 bad

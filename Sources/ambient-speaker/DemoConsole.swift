@@ -12,11 +12,11 @@ import Board
 final class DemoConsole: SpeakerService {
     let name = "demo"
     private let loop: EventLoop
-    private let board: BoardService
+    private let board: SpeakerBoard
     private var keys: TerminalKeys?
     private var lastLine = ""
 
-    init(loop: EventLoop, board: BoardService) {
+    init(loop: EventLoop, board: SpeakerBoard) {
         self.loop = loop
         self.board = board
     }
@@ -42,18 +42,18 @@ final class DemoConsole: SpeakerService {
         print(DemoKeyboard.help)
     }
 
-    func observe(_ state: SpeakerState) { show(state, mqttConnected: state.mqttConnected) }
+    func observe(_ state: SpeakerState) { show(state, mqttConnected: state.link.mqttConnected) }
 
     /// Redraws the status line when it changed.
     func show(_ state: SpeakerState, mqttConnected: Bool) {
-        let transport = state.session.isPlaying ? "▶ playing" : (state.session.intendsPlayback ? "… starting" : "⏸ paused")
+        let transport = state.transport.session.isPlaying ? "▶ playing" : (state.transport.session.intendsPlayback ? "… starting" : "⏸ paused")
         let volume: String
-        switch state.volume {
+        switch state.volume.level {
         case .absolute(let level): volume = "volume \(Int((level * 100).rounded()))%"
         case .relative: volume = "volume: step-only amp"
         }
-        let audio = state.audio == .ok ? "" : " · audio UNAVAILABLE"
-        let line = "\(transport) \(state.selectedSound.name) · \(volume) · MQTT \(mqttConnected ? "connected" : "offline")\(audio)"
+        let audio = state.transport.audio == .ok ? "" : " · audio UNAVAILABLE"
+        let line = "\(transport) \(state.transport.selectedSound.name) · \(volume) · MQTT \(mqttConnected ? "connected" : "offline")\(audio)"
         guard line != lastLine else { return }
         lastLine = line
         var text = "\r\u{1B}[K" + line

@@ -3,7 +3,9 @@ import Glibc
 #endif
 import SpeakerCore
 import SpeakerSystem
+import SpeakerHost
 import SpeakerRuntime
+import AudioALSA
 import Board
 
 /// `run` and `demo`: loads the config, builds the loop, the core and the
@@ -49,14 +51,14 @@ enum Launch {
         let stateStore = StateStore(directory: config.stateDirectory, logger: logger.named("state"))
         let engine = LiveParts.engine(config: config, logger: logger, demo: demo)
         let catalog = LiveParts.catalog(config: config, logger: logger)
-        let streamer = LiveParts.streamer(config: config, logger: logger)
+        let sounds = LiveParts.sounds(catalog: catalog, config: config, logger: logger)
         let link = try LiveParts.mqttLink(config: config, logger: logger)
         let core = Speaker(config: config, catalog: catalog.entries,
                            environment: LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)"),
                            revisions: revisions.counter, restored: stateStore.load())
         logger.info("ambient-speaker \(CommandLineTool.version): device \"\(config.device.id)\", board \(config.board.kind.rawValue), "
                     + "volume \(config.volume.mode.rawValue), topics \(config.topicRoot)/…, broker \(config.mqtt.host):\(config.mqtt.port)")
-        let board = BoardService(
+        let board = SpeakerBoard(
             config: config, loop: loop, logger: logger,
             openControlSocket: { path, handler in
                 let server = try LineServer(path: path, loop: loop, logger: logger.named("control"), handler: handler)
@@ -66,20 +68,20 @@ enum Launch {
                 try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), lines: gpioLines(loop: loop, logger: logger),
                               onEdge: onEdge, onFailure: onFailure)
             })
-        var services: [any SpeakerService] = [
-            SystemdService(notifications: SystemdNotifications(logger: logger.named("systemd")),
-                           source: .init(path: source, required: required, simulatedBoard: demo) { path, required in
-                               ConfigLoader(logger: logger).load(path: path, required: required)
-                           },
-                           loop: loop, logger: logger),
-            PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
-            AudioService(engine: engine, catalog: catalog, streamer: streamer,
-                         mixer: config.volume.mode == .alsaMixer ? (config.volume.mixer.card, config.volume.mixer.element) : nil,
-                         fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
-            board,
-        ]
-        if demo { services.append(DemoConsole(loop: loop, board: board)) }
-        services.append(MQTTService(client: link, config: config, loop: loop, logger: logger))
+        let mixer = config.volume.mode == .alsaMixer
+            ? MixerControl.opener(card: config.volume.mixer.card, element: config.volume.mixer.element, loop: loop, logger: logger)
+            : nil
+        let services = SpeakerServices(
+            systemd: SystemdService(notifications: SystemdNotifications(SystemdNotifySocket(logger: logger.named("systemd"))),
+                                    source: .init(path: source, required: required, simulatedBoard: demo) { path, required in
+                                        ConfigLoader(logger: logger).load(path: path, required: required)
+                                    },
+                                    loop: loop, logger: logger),
+            persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
+            audio: AudioService(engine: engine, sounds: sounds, mixer: mixer, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
+            board: BoardService(board: board),
+            frontEnds: demo ? [DemoConsole(loop: loop, board: board)] : [],
+            mqtt: MQTTService(client: link, config: config, loop: loop, logger: logger))
         return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
     }
 

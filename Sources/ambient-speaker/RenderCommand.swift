@@ -1,5 +1,5 @@
 import SpeakerCore
-import SpeakerRuntime
+import SpeakerHost
 import SpeakerSystem
 import Ambience
 import SoundFiles

@@ -1,3 +1,4 @@
+import SeededRandom
 import SpeakerCore
 
 /// Encoder robustness at speed: 2,000 detents/s with contact bounce on every

@@ -1,3 +1,5 @@
+import SeededRandom
+
 /// One quadrature phase change: which phase (A or B) and its new logical
 /// level. Two bytes, so ten million of them fit in 20 MB even on a Pi.
 struct PhaseChange: Equatable {

@@ -95,7 +95,8 @@ import Glibc
     }
 
     @Test func badDeviceNameFailsNamingTheDevice() {
-        let engine = AudioEngine(settings: .init(device: "no_such_pcm_ambience"),
+        let engine = AudioEngine(settings: .init(device: "no_such_pcm_ambience", sampleRate: 48_000, periodFrames: 1024, bufferFrames: 4096,
+                                                    rewindMarginFrames: 256),
                                  logger: .init(component: "audio", backend: MemoryLogBackend()))
         #expect {
             try engine.start()
@@ -130,7 +131,8 @@ import Glibc
         // A real alsa-lib file pcm writing into a pipe: closing the reading end
         // makes its writes fail (EIO), like a USB DAC pulled out mid-play.
         let fifo = FIFOTarget(name: "unplug")
-        let settings = AudioEngine.Settings(device: "file:'\(fifo.path)',raw", sampleRate: rate, periodFrames: 1024, bufferFrames: 4096)
+        let settings = AudioEngine.Settings(device: "file:'\(fifo.path)',raw", sampleRate: rate, periodFrames: 1024, bufferFrames: 4096,
+                                            rewindMarginFrames: 256)
         let logs = MemoryLogBackend()
         let engine = AudioEngine(settings: settings, logger: Logger(component: "audio", threshold: .debug, backend: logs))
         defer { engine.shutdown(fadeMs: 0) }

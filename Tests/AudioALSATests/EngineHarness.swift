@@ -18,7 +18,7 @@ final class EngineHarness {
         path = "\(directory)/ambience-\(getpid())-\(name).raw"
         unlink(path)
         let settings = AudioEngine.Settings(device: "file:'\(path)',raw", sampleRate: Self.rate,
-                                            periodFrames: periodFrames, bufferFrames: bufferFrames)
+                                            periodFrames: periodFrames, bufferFrames: bufferFrames, rewindMarginFrames: 256)
         engine = AudioEngine(settings: settings, logger: Logger(component: "audio", threshold: .debug, backend: logs))
     }
 

@@ -74,7 +74,8 @@ let broker = try FakeBroker(lingerSeconds: 10) { _, _ in
 let settings = MQTTSettings(host: "127.0.0.1", port: Int(broker.port), clientID: "ambient-speaker-hostile",
                             keepaliveSeconds: 5, subscriptions: ["ambient-speaker/hostile/command"],
                             reconnectMinSeconds: 0.001, reconnectMaxSeconds: 0.004)
-let link = try MQTTLink(settings: settings, logger: Logger(component: "mqtt", threshold: .error, backend: StderrLogBackend()))
+let link = try MQTTLink(settings: settings, logger: Logger(component: "mqtt", threshold: .error, backend: StderrLogBackend()),
+                        clock: { MonotonicClock.now() })
 try link.start()
 
 var reconnected = false

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import MQTTLink
+import SeededRandom
 import SpeakerSystem
 import Testing
 import TestSupport
@@ -9,20 +10,8 @@ import TestSupport
 /// The connection itself: backoff schedule, MQTT 3.1.1 fallback, TLS,
 /// user name + password, and a shutdown that never waits on a stuck connect.
 @Suite struct ConnectionTests {
-    /// A deterministic generator for the pure backoff tests.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func backoffIsCappedExponentialJitteredAndResets() {
-        var random = SplitMix(state: 42)
+        var random = SplitMix64(seed: 42)
         var backoff = ReconnectBackoff(minimumSeconds: 0.5, maximumSeconds: 30)
         var delays: [Int] = []
         for _ in 0..<12 { delays.append(backoff.nextDelayMs(using: &random)) }
@@ -38,7 +27,7 @@ import TestSupport
         // Jitter: many speakers on attempt 3 (4 s ceiling) spread over 2–4 s.
         var spread: Set<Int> = []
         for seed in 0..<50 {
-            var r = SplitMix(state: UInt64(seed))
+            var r = SplitMix64(seed: UInt64(seed))
             var b = ReconnectBackoff(minimumSeconds: 0.5, maximumSeconds: 30)
             for _ in 0..<3 { _ = b.nextDelayMs(using: &r) }
             spread.insert(b.nextDelayMs(using: &r) / 100)

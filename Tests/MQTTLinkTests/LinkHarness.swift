@@ -25,7 +25,8 @@ final class LinkHarness {
             will: will ? MQTTWill(topic: Self.availability, payload: Array("offline".utf8), qos: 1, retain: true) : nil,
             subscriptions: [Self.command])
         configure(&settings)
-        link = try MQTTLink(settings: settings, logger: Logger(component: "mqtt", threshold: .debug, backend: logs))
+        link = try MQTTLink(settings: settings, logger: Logger(component: "mqtt", threshold: .debug, backend: logs),
+                            clock: { MonotonicClock.now() })
     }
 
     /// Waits (poll on eventFD, never sleeps) for the first event matching `match`.

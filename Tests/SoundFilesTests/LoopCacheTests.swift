@@ -132,10 +132,10 @@ import Glibc
         while done < total {
             // Wait (generously) for read-ahead or the hand-over, as the audio thread's buffer would.
             let n = min(1024, total - done)
-            var waited = 0
-            while stream.ring.available < n && !stream.cacheReady.load(ordering: .acquiring) && waited < 10_000 {
-                usleep(1000)
-                waited += 1
+            var passes = 0
+            while stream.ring.available < n && !stream.cacheReady.load(ordering: .acquiring) && passes < 100
+                && streamer.awaitPass(timeoutMs: 10_000) {
+                passes += 1
             }
             a.withUnsafeMutableBufferPointer { streamed.render(into: $0.baseAddress! + 2 * done, frames: n) }
             done += n
@@ -150,11 +150,8 @@ import Glibc
         // The read-ahead thread hands the ring's memory back once the audio thread has left it.
         let drained = stream.ringDrained.load(ordering: .acquiring)
         #expect(drained)
-        var waited = 0
-        while !stream.ringDiscardedForTests && waited < 10_000 {
-            usleep(1000)
-            waited += 1
-        }
+        var passes = 0
+        while !stream.ringDiscardedForTests && passes < 100 && streamer.awaitPass(timeoutMs: 10_000) { passes += 1 }
         #expect(stream.ringDiscardedForTests)
     }
 }

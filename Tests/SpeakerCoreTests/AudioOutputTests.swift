@@ -18,9 +18,9 @@ import SpeakerProtocol
     @Test func levelMovedOnTheMixerIsAdoptedAndPublishedWithoutEchoingIt() {
         var h = Harness { $0.volume.mode = .alsaMixer }
         h.send(.start(at: h.now))
-        let fx = h.send(.engine(.levelChangedOutside(level: 0.7), at: h.now))
+        let fx = h.send(.engine(.mixerReading(db: -7.5, level: 0.7, ownWrite: false), at: h.now))
         #expect(fx.audioRequests.isEmpty, "the mixer already is there; writing it back would fight alsamixer")
-        #expect(h.state.volume == .absolute(level: 0.7))
+        #expect(h.state.volume.level == .absolute(level: 0.7))
         #expect(fx.lastPublished("device")?["volume"]?["level"] == .number(0.7))
         #expect(fx.lastPublished("session") != nil)
         // The knob continues from the adopted level.
@@ -35,9 +35,9 @@ import SpeakerProtocol
             $0.volume.maxLevel = 0.6
         }
         h.send(.start(at: h.now))
-        let fx = h.send(.engine(.levelChangedOutside(level: 0.9), at: h.now))
+        let fx = h.send(.engine(.mixerReading(db: -2.5, level: 0.9, ownWrite: false), at: h.now))
         #expect(fx.mixerLevels == [0.6])
-        #expect(h.state.volume == .absolute(level: 0.6))
+        #expect(h.state.volume.level == .absolute(level: 0.6))
         #expect(fx.published("device").compactMap { $0["volume"]?["level"] } == [.number(0.6)], "0.9 was never published")
     }
 
@@ -53,7 +53,7 @@ import SpeakerProtocol
         #expect(fx.lastPublished("command/result")?["error"]?["code"] == .string("audio-unavailable"))
         #expect(fx.published("command/result").count == 1)
         #expect(fx.published("device").isEmpty && fx.published("session").isEmpty, "the level did not change: nothing to publish")
-        #expect(h.state.volume == .absolute(level: 0.4))
+        #expect(h.state.volume.level == .absolute(level: 0.4))
         #expect(fx.contains { if case .log(.error, let t) = $0 { return t.contains("did not take level 0.8") } else { return false } })
 
         // The element ended somewhere else (a partial write): that is published as the truth.
@@ -85,7 +85,7 @@ import SpeakerProtocol
             Issue.record("no mixer write: \(asked.audioRequests)")
             return
         }
-        #expect(h.state.volume == .absolute(level: 0.4), "not the speaker's level until confirmed")
+        #expect(h.state.volume.level == .absolute(level: 0.4), "not the speaker's level until confirmed")
         let done = h.send(.engine(.levelSet(ticket: ticket), at: h.now))
         #expect(done.lastPublished("device")?["volume"]?["level"] == .number(0.2))
         #expect(done.lastPublished("command/result")?["level"] == .number(0.2))
@@ -94,8 +94,8 @@ import SpeakerProtocol
     @Test func stepOnlyHardwareIgnoresOutsideLevels() {
         var h = Harness { $0.volume.mode = .gpioStep }
         h.send(.start(at: h.now))
-        let fx = h.send(.engine(.levelChangedOutside(level: 0.9), at: h.now))
+        let fx = h.send(.engine(.mixerReading(db: -2.5, level: 0.9, ownWrite: false), at: h.now))
         #expect(fx.audioRequests.isEmpty && fx.publications.isEmpty)
-        #expect(h.state.volume == .relative)
+        #expect(h.state.volume.level == .relative)
     }
 }

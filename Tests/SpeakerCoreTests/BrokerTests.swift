@@ -18,11 +18,11 @@ extension [SpeakerEffect] {
     @Test func row13_eachCauseIsLoggedOnceWhenItStartsAndOnceWhenItClears() {
         var h = Harness()
         h.send(.start(at: h.now))
-        #expect(h.speaker.state.broker.statusText(connected: false) == "MQTT connecting")
+        #expect(h.speaker.state.link.broker.statusText(connected: false) == "MQTT connecting")
         let first = h.send(.mqttProblem(Self.refused, at: h.now))
         #expect(first.warnings == ["not connected to the broker: the broker's port refuses connections: Connection refused"])
         for _ in 0..<5 { #expect(h.send(.mqttProblem(Self.refused, at: h.now)).logs.isEmpty, "a repeat is not logged again") }
-        #expect(h.speaker.state.broker.statusText(connected: false)
+        #expect(h.speaker.state.link.broker.statusText(connected: false)
                 == "MQTT not connected: the broker's port refuses connections: Connection refused")
 
         // A different cause is a new problem: logged once.
@@ -32,8 +32,8 @@ extension [SpeakerEffect] {
 
         let connected = h.send(.mqttConnected(at: h.now))
         #expect(connected.warnings == ["connected to the broker again; cleared: the broker rejected the login: Bad user name or password (134)"])
-        #expect(h.speaker.state.broker.statusText(connected: true) == "MQTT connected")
-        #expect(h.speaker.state.broker.problem == nil)
+        #expect(h.speaker.state.link.broker.statusText(connected: true) == "MQTT connected")
+        #expect(h.speaker.state.link.broker.problem == nil)
     }
 
     @Test func row13_everyKindHasItsOwnWords() {
@@ -56,7 +56,7 @@ extension [SpeakerEffect] {
             h.send(.mqttDisconnected(at: h.now))
             warnings += h.send(.mqttProblem(Self.lost, at: h.now)).warnings
         }
-        #expect(!h.speaker.state.broker.takeoverSuspected)
+        #expect(!h.speaker.state.link.broker.takeoverSuspected)
         #expect(!warnings.contains { $0.contains("took over") }, "\(warnings)")
     }
 
@@ -81,8 +81,8 @@ extension [SpeakerEffect] {
         #expect(warnings[1] == "connected to the broker again; cleared: connection lost: the connection was closed")
         #expect(warnings.last?.contains("another client with this speaker's client id took over its session") == true)
         #expect(warnings.last?.contains("device id \"kitchen\"") == true)
-        #expect(h.speaker.state.broker.takeoverSuspected)
-        #expect(h.speaker.state.broker.statusText(connected: true).contains("another client keeps taking over"))
+        #expect(h.speaker.state.link.broker.takeoverSuspected)
+        #expect(h.speaker.state.link.broker.statusText(connected: true).contains("another client keeps taking over"))
 
         // A connection that holds for 10 s ends the episode (the tick deadline says when).
         h.send(.mqttConnected(at: h.now))
@@ -90,8 +90,8 @@ extension [SpeakerEffect] {
         #expect(h.advance(ms: 9_999).warnings.isEmpty)
         let cleared = h.advance(ms: 1).warnings
         #expect(cleared.count == 1 && cleared[0].hasPrefix("the connection has been stable for 10 s; cleared:"), "\(cleared)")
-        #expect(!h.speaker.state.broker.takeoverSuspected)
-        #expect(h.speaker.state.broker.statusText(connected: true) == "MQTT connected")
+        #expect(!h.speaker.state.link.broker.takeoverSuspected)
+        #expect(h.speaker.state.link.broker.statusText(connected: true) == "MQTT connected")
     }
 
     @Test func row9_anIdenticalSessionFromAnotherPublisherIsEvidenceToo() {
@@ -104,7 +104,7 @@ extension [SpeakerEffect] {
             h.send(.mqttDisconnected(at: h.now))
             h.send(.mqttProblem(Self.lost, at: h.now))
         }
-        #expect(h.speaker.state.broker.takeoverSuspected)
+        #expect(h.speaker.state.link.broker.takeoverSuspected)
     }
 
     @Test func row9_theBrokersTakeoverReasonIsBelievedAtOnce() {
@@ -125,8 +125,8 @@ extension [SpeakerEffect] {
             h.send(.mqttDisconnected(at: h.now))
             h.send(.mqttProblem(Self.lost, at: h.now))
         }
-        #expect(!h.speaker.state.broker.takeoverSuspected)
-        #expect(h.speaker.state.broker.problem == Self.lost)
+        #expect(!h.speaker.state.link.broker.takeoverSuspected)
+        #expect(h.speaker.state.link.broker.problem == Self.lost)
     }
 }
 
@@ -143,7 +143,7 @@ extension [SpeakerEffect] {
         // At the next start or reconnect the broker delivers it again: still ignored, not logged again.
         let again = h.send(.command(retained, at: h.now))
         #expect(again.isEmpty, "\(again)")
-        #expect(h.speaker.state.retainedCommandsIgnored == 2)
+        #expect(h.speaker.state.commands.retainedCommandsIgnored == 2)
         // The same command published live (retain flag cleared by the broker) runs.
         let live = h.command(#"{"id":"r1","action":"setVolume","level":0.9}"#)
         #expect(live.published("command/result").count == 1)

@@ -35,7 +35,7 @@ import SpeakerProtocol
         #expect(result(fx)?["error"]?["message"]?.stringValue?.isEmpty == false)
         #expect(fx.audioRequests.isEmpty)
         #expect(fx.published("session").isEmpty)
-        #expect(h.state.session == before.session && h.state.volume == before.volume)
+        #expect(h.state.transport.session == before.transport.session && h.state.volume.level == before.volume.level)
     }
 
     @Test func oversizedPayloadsAreRejectedUnparsed() {
@@ -54,7 +54,7 @@ import SpeakerProtocol
         let again = h.command(#"{"id":"dup","action":"volumeUp","steps":2}"#)
         #expect(again.audioRequests.isEmpty)
         #expect(result(again) == result(first))
-        #expect(h.state.volume == .absolute(level: 0.5))
+        #expect(h.state.volume.level == .absolute(level: 0.5))
         let rejected = h.command(#"{"id":"bad","action":"select","soundID":"nope"}"#)
         #expect(h.command(#"{"id":"bad","action":"select","soundID":"pink"}"#).lastPublished("command/result") == result(rejected),
                 "an id seen before is never applied again, even with another body")

@@ -1,4 +1,4 @@
-import SpeakerCore
+@testable import SpeakerCore
 import SpeakerProtocol
 import Testing
 
@@ -29,31 +29,67 @@ enum EffectLine {
     }
 }
 
-/// The state a user or a client can observe, compared whole after each action.
-struct VisibleState: Equatable, CustomStringConvertible {
+/// The core's state after an action, compared whole: every field of every
+/// child (`SpeakerState`), named briefly. Left out, because the effect lines
+/// already assert them to the byte: the input decoders' internals (their
+/// events are the `event` publications and button actions), the revision
+/// counter (each result and `session` names its revision; reservations are
+/// `reserveRevisions` lines), the save schedule (`saveState` lines), and the
+/// copies of the last `device`/`session`/`catalog` (the publish lines).
+struct VisibleState: Equatable {
     var selected: String
     var session: SessionState
-    var volume: VolumeState
     var audio: AudioStatus
     var underruns: Int
-    var mqttConnected: Bool
-    var retainedCommandsIgnored: Int
+    /// Engine tickets not yet reported → the command id that asked (nil: a button or the core).
+    var outstanding: [UInt64: String?]
+    var nextTicket: UInt64
+    var volume: VolumeState
+    /// Mixer writes not yet confirmed → the level asked for.
+    var pendingLevels: [UInt64: Double]
+    var lastMixerReading: Double??
+    /// Ids of accepted commands whose results wait for the next publication.
+    var awaitingPublish: [String]
     var sessionWithheld: String?
+    var reservationRetryAt: MonotonicInstant?
+    var reservationFailures: Int
+    var retainedCommandsIgnored: Int
+    var mqttConnected: Bool
+    var homeAssistantResendAt: MonotonicInstant?
+    var brokerProblem: ConnectionProblem?
+    var takeoverSuspected: Bool
+    var actedOnDown: Set<TransportButton>
+    var resumeAtStart: Bool
 
     init(_ s: SpeakerState) {
-        selected = s.selectedSound.id
-        session = s.session
-        volume = s.volume
-        audio = s.audio
-        underruns = s.underruns
-        mqttConnected = s.mqttConnected
-        retainedCommandsIgnored = s.retainedCommandsIgnored
-        sessionWithheld = s.sessionWithheld
+        selected = s.transport.selectedSound.id
+        session = s.transport.session
+        audio = s.transport.audio
+        underruns = s.transport.underruns
+        outstanding = s.transport.outstanding.mapValues { $0?.id }
+        nextTicket = s.tickets.next
+        volume = s.volume.level
+        pendingLevels = s.volume.pendingLevels.mapValues(\.level)
+        lastMixerReading = s.volume.lastMixerReading.map(\.db)
+        awaitingPublish = s.publishing.resultsAwaitingPublish.map(\.origin.id)
+        sessionWithheld = s.publishing.sessionWithheld
+        reservationRetryAt = s.publishing.reservationRetryAt
+        reservationFailures = s.publishing.reservationFailures
+        retainedCommandsIgnored = s.commands.retainedCommandsIgnored
+        mqttConnected = s.link.mqttConnected
+        homeAssistantResendAt = s.link.homeAssistantResendAt
+        brokerProblem = s.link.broker.problem
+        takeoverSuspected = s.link.broker.takeoverSuspected
+        actedOnDown = s.input.actedOnDown
+        resumeAtStart = s.persistence.resumeAtStart
     }
 
-    var description: String {
-        "selected \(selected), \(session), \(volume), audio \(audio), underruns \(underruns), mqtt \(mqttConnected), "
-            + "retained ignored \(retainedCommandsIgnored), withheld \(sessionWithheld ?? "-")"
+    /// The fields that differ, as `name: actual (expected …)`, for a failure message.
+    func differences(from expected: VisibleState) -> String {
+        zip(Mirror(reflecting: self).children, Mirror(reflecting: expected).children)
+            .filter { String(describing: $0.0.value) != String(describing: $0.1.value) }
+            .map { "\($0.0.label ?? "?"): \($0.0.value) (expected \($0.1.value))" }
+            .joined(separator: "; ")
     }
 }
 
@@ -93,7 +129,9 @@ extension Harness {
             \(lines.map { "    #\"\($0)\"#," }.joined(separator: "\n"))
             @@end@@
             """, sourceLocation: sourceLocation)
-        #expect(VisibleState(state) == expectedState, sourceLocation: sourceLocation)
+        let actualState = VisibleState(state)
+        #expect(actualState == expectedState, "state differs: \(actualState.differences(from: expectedState))",
+                sourceLocation: sourceLocation)
     }
 
     /// ``assertEffects(of:equal:state:sourceLocation:)`` for a command payload at the current instant.

@@ -64,7 +64,7 @@ import Testing
         var h = Self.ready()
         h.assertEffects(of: .mqttProblem(ConnectionProblem(kind: .loginRejected, detail: "not authorised"), at: h.now), equal: [
             #"log warning not connected to the broker: the broker rejected the login: not authorised"#,
-        ])
+        ], state: { $0.brokerProblem = ConnectionProblem(kind: .loginRejected, detail: "not authorised") })
         h.assertEffects(of: .retainedSessionSeen(Array(#"{"id":null}"#.utf8), otherPublisher: true, at: h.now), equal: [])
     }
 
@@ -96,11 +96,11 @@ import Testing
         h.assertCommand(#"{"id":"c1","action":"play"}"#, equal: [
             #"log info session session-1 started"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
-        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true; $0.outstanding = [1: "c1"]; $0.nextTicket = 2 })
         h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
             #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ], state: { $0.session.isPlaying = true })
+        ], state: { $0.session.isPlaying = true; $0.outstanding = [:] })
     }
 
     /// `pause`, and `toggle` while playing, do the same.
@@ -109,28 +109,28 @@ import Testing
         let now = h.now
         h.assertCommand(#"{"id":"c2","action":"\#(action)"}"#, equal: [
             #"audio pause(fadeMs: 400, ticket: 2)"#,
-        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now })
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now; $0.outstanding = [2: "c2"]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
             #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ], state: { $0.session.isPlaying = false })
+        ], state: { $0.session.isPlaying = false; $0.outstanding = [:] })
     }
 
     @Test func stopEndsTheSession() {
         var h = Self.playing()
         h.assertCommand(#"{"id":"c4","action":"stop"}"#, equal: [
             #"audio pause(fadeMs: 400, ticket: 2)"#,
-        ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false })
+        ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false; $0.outstanding = [2: "c4"]; $0.nextTicket = 3 })
     }
 
     @Test func nextAndPreviousWhilePlaying() {
         var h = Self.playing()
         h.assertCommand(#"{"id":"c5","action":"next"}"#, equal: [
             #"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#,
-        ], state: { $0.selected = "pink" })
+        ], state: { $0.selected = "pink"; $0.outstanding = [2: "c5"]; $0.nextTicket = 3 })
         h.assertCommand(#"{"id":"c6","action":"previous"}"#, equal: [
             #"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#,
-        ], state: { $0.selected = "white" })
+        ], state: { $0.selected = "white"; $0.outstanding[3] = "c6"; $0.nextTicket = 4 })
     }
 
     @Test func selectWhileStoppedStartsASessionWithThatSound() {
@@ -141,6 +141,7 @@ import Testing
         ], state: {
             $0.selected = "brown"
             $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true
+            $0.outstanding = [1: "c7"]; $0.nextTicket = 2
         })
     }
 
@@ -217,21 +218,21 @@ import Testing
         var h = Self.ready { $0.volume.mode = .alsaMixer }
         h.assertCommand(#"{"id":"c18","action":"setVolume","level":0.6}"#, equal: [
             #"audio setMixerLevel(0.6, ticket: 2)"#,
-        ])
+        ], state: { $0.pendingLevels = [2: 0.6]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.levelSet(ticket: 2), at: h.now), equal: [
             #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ], state: { $0.volume = .absolute(level: 0.6) })
+        ], state: { $0.volume = .absolute(level: 0.6); $0.pendingLevels = [:] })
         h.assertCommand(#"{"id":"c19","action":"setVolume","level":0.9}"#, equal: [
             #"audio setMixerLevel(0.9, ticket: 3)"#,
-        ])
+        ], state: { $0.pendingLevels = [3: 0.9]; $0.nextTicket = 4 })
         h.assertEffects(of: .engine(.levelFailed(ticket: 3, reason: "EIO", actual: 0.55), at: h.now), equal: [
             #"log error volume: the mixer did not take level 0.9: EIO"#,
             #"publish ~/command/result qos1 {"id":"c19","ok":false,"error":{"code":"audio-unavailable","message":"the mixer did not take level 0.9: EIO"}}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ], state: { $0.volume = .absolute(level: 0.55) })
+        ], state: { $0.volume = .absolute(level: 0.55); $0.pendingLevels = [:] })
     }
 
     // MARK: Engine reports
@@ -246,16 +247,17 @@ import Testing
         h.assertEffects(of: .engine(.available, at: h.now), equal: [
             #"log info audio output is back; resuming playback"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 2)"#,
-        ], state: { $0.audio = .ok })
+        ], state: { $0.audio = .ok; $0.outstanding = [2: nil]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.underruns(total: 3), at: h.now), equal: [], state: { $0.underruns = 3 })
     }
 
-    @Test func levelChangedOutside() {
+    @Test func mixerMovedElsewhere() {
         var h = Self.ready { $0.volume.mode = .alsaMixer }
-        h.assertEffects(of: .engine(.levelChangedOutside(level: 0.25), at: h.now), equal: [
+        h.assertEffects(of: .engine(.mixerReading(db: -30, level: 0.25, ownWrite: false), at: h.now), equal: [
+            #"log info volume: mixer moved elsewhere to -30.0 dB (level 0.25)"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-        ], state: { $0.volume = .absolute(level: 0.25) })
+        ], state: { $0.volume = .absolute(level: 0.25); $0.lastMixerReading = .some(-30) })
     }
 
     // MARK: Buttons, knob, ticks
@@ -269,13 +271,13 @@ import Testing
         h.assertEffects(of: .tick(h.now), equal: [
             #"log info session session-1 started"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
-        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true })
+        ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true; $0.outstanding = [1: nil]; $0.nextTicket = 2; $0.actedOnDown = [.playPause] })
         h.now = h.now.advanced(byMilliseconds: 95)
         h.assertEffects(of: .lineEdge(LineEdge(line: .playPause, isActive: false, at: h.now)), equal: [])
         h.now = h.now.advanced(byMilliseconds: 100)
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"press"}"#,
-        ])
+        ], state: { $0.actedOnDown = [] })
     }
 
     /// While playing, play/pause acts when the press begins (5 ms after its
@@ -287,13 +289,13 @@ import Testing
         let down = h.now
         h.assertEffects(of: .tick(h.now), equal: [
             #"audio pause(fadeMs: 400, ticket: 2)"#,
-        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down })
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down; $0.outstanding = [2: nil]; $0.nextTicket = 3; $0.actedOnDown = [.playPause] })
         h.now = h.now.advanced(byMilliseconds: 895)
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"long"}"#,
             #"audio pause(fadeMs: 400, ticket: 3)"#,
             #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
-        ], state: { $0.session.isActive = false; $0.session.pausedSince = nil })
+        ], state: { $0.session.isActive = false; $0.session.pausedSince = nil; $0.outstanding[3] = .some(nil); $0.nextTicket = 4; $0.actedOnDown = [] })
     }
 
     /// next, previous and the encoder switch (no long or double meaning
@@ -302,8 +304,12 @@ import Testing
     @Test func nextPreviousAndEncoderSwitchPresses() {
         var h = Self.playing()
         let presses: [(InputLine, String, [String], (inout VisibleState) -> Void)] = [
-            (.next, "next", [#"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#], { $0.selected = "pink" }),
-            (.previous, "previous", [#"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#], { $0.selected = "white" }),
+            (.next, "next", [#"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#], {
+                $0.selected = "pink"; $0.outstanding[2] = .some(nil); $0.nextTicket = 3; $0.actedOnDown = [.next]
+            }),
+            (.previous, "previous", [#"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#], {
+                $0.selected = "white"; $0.outstanding[3] = .some(nil); $0.nextTicket = 4; $0.actedOnDown = [.previous]
+            }),
         ]
         for (line, name, actions, change) in presses {
             h.assertEffects(of: .lineEdge(LineEdge(line: line, isActive: true, at: h.now)), equal: [])
@@ -313,19 +319,19 @@ import Testing
             h.now = h.now.advanced(byMilliseconds: 100)
             h.assertEffects(of: .tick(h.now), equal: [
                 #"publish ~/event qos0 {"source":"button","name":"\#(name)","gesture":"press"}"#,
-            ])
+            ], state: { $0.actedOnDown = [] })
         }
         h.assertEffects(of: .lineEdge(LineEdge(line: .encoderSwitch, isActive: true, at: h.now)), equal: [])
         h.now = h.now.advanced(byMilliseconds: 5)
         let down = h.now
         h.assertEffects(of: .tick(h.now), equal: [
             #"audio pause(fadeMs: 400, ticket: 4)"#,
-        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down })
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down; $0.outstanding[4] = .some(nil); $0.nextTicket = 5; $0.actedOnDown = [.encoderSwitch] })
         _ = h.edge(.encoderSwitch, false, afterMs: 95)
         h.now = h.now.advanced(byMilliseconds: 100)
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"encoderSwitch","gesture":"press"}"#,
-        ])
+        ], state: { $0.actedOnDown = [] })
     }
 
     @Test func aDoublePressOnlyPublishesTheEvent() {

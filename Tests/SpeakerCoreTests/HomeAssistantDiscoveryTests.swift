@@ -1,3 +1,4 @@
+import Foundation
 import SpeakerCore
 import SpeakerProtocol
 import Testing

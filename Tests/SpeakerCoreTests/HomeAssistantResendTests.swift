@@ -7,7 +7,7 @@ import Testing
 /// harness draws lower bound + 250 ms), with manual time.
 @Suite struct HomeAssistantResendTests {
     let topic = "homeassistant/device/kitchen/config"
-    var delay: Int { Speaker.homeAssistantResendDelayMs.lowerBound + Harness.randomOffset }
+    var delay: Int { LinkState.homeAssistantResendDelayMs.lowerBound + Harness.randomOffset }
 
     func connected(_ configure: (inout SpeakerConfig) -> Void = { _ in }) -> Harness {
         var h = Harness(configure: configure)
@@ -21,7 +21,7 @@ import Testing
         var sent: [Publication] = []
         for _ in 0..<1000 { sent += h.send(.homeAssistantStatus(online: true, at: h.now)).publications }
         #expect(sent.isEmpty, "nothing goes out before the delay")
-        #expect(h.speaker.state.homeAssistantResendAt == h.now.advanced(byMilliseconds: delay))
+        #expect(h.speaker.state.link.homeAssistantResendAt == h.now.advanced(byMilliseconds: delay))
         #expect(h.speaker.nextDeadline! <= h.now.advanced(byMilliseconds: delay))
         sent += h.advance(ms: delay - 1).publications
         #expect(sent.isEmpty)
@@ -32,7 +32,7 @@ import Testing
         let publication = try #require(sent.first)
         #expect(publication.retain && publication.qos == 1)
         #expect(try JSONParser().parse(publication.payload) == h.speaker.homeAssistantDiscovery.payload)
-        #expect(h.speaker.state.homeAssistantResendAt == nil)
+        #expect(h.speaker.state.link.homeAssistantResendAt == nil)
     }
 
     @Test func onlineMessagesDuringTheDelayJoinTheBurstAndALaterOneStartsANewOne() {
@@ -57,7 +57,7 @@ import Testing
         #expect(!h.advance(ms: 10_000).topics.contains(topic))
         var off = connected { $0.mqtt.homeAssistant.enabled = false }
         off.send(.homeAssistantStatus(online: true, at: off.now))
-        #expect(off.speaker.state.homeAssistantResendAt == nil)
+        #expect(off.speaker.state.link.homeAssistantResendAt == nil)
         #expect(!off.advance(ms: 10_000).topics.contains(topic))
     }
 
@@ -72,7 +72,7 @@ import Testing
         h.send(.homeAssistantStatus(online: true, at: h.now))
         h.send(.mqttDisconnected(at: h.now))
         #expect(!h.advance(ms: delay).topics.contains(topic))
-        #expect(h.speaker.state.homeAssistantResendAt == nil)
+        #expect(h.speaker.state.link.homeAssistantResendAt == nil)
     }
 
     @Test func theDrawIsKeptInsideTheRange() {
@@ -83,6 +83,6 @@ import Testing
         var speaker = Speaker(config: config, catalog: Harness.catalog, environment: env, revisionReservation: 0)
         let now = MonotonicInstant.milliseconds(0)
         _ = speaker.reduce(.homeAssistantStatus(online: true, at: now))
-        #expect(speaker.state.homeAssistantResendAt == now.advanced(byMilliseconds: Speaker.homeAssistantResendDelayMs.upperBound))
+        #expect(speaker.state.link.homeAssistantResendAt == now.advanced(byMilliseconds: LinkState.homeAssistantResendDelayMs.upperBound))
     }
 }

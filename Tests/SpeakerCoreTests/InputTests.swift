@@ -232,7 +232,7 @@ import SpeakerProtocol
         }
         #expect(fx.audioRequests == [.setLevel(0.45), .setLevel(0.5)])
         #expect(fx.published("event").map(\.jsonText) == [#"{"source":"knob","delta":1}"#, #"{"source":"knob","delta":1}"#])
-        #expect(h.state.volume == .absolute(level: 0.5))
+        #expect(h.state.volume.level == .absolute(level: 0.5))
     }
 
     @Test func accelerationMultipliesFastDetents() {

@@ -16,9 +16,9 @@ import SpeakerProtocol
         }
         let fx = h.send(.engine(.noSource(soundID: sound, reason: "cannot be played: gone", fadeMs: fade, ticket: ticket), at: h.now))
         #expect(fx == [.log(.error, "sound \"\(sound)\" cannot be played: gone"), .audio(.resume(fadeMs: fade, ticket: ticket))])
-        #expect(!h.state.session.isPlaying)
+        #expect(!h.state.transport.session.isPlaying)
         let answered = h.send(.engine(.playing(ticket: ticket), at: h.now))
-        #expect(h.state.session.isPlaying)
+        #expect(h.state.transport.session.isPlaying)
         #expect(answered.lastPublished("command/result")?["ok"] == .bool(true))
     }
 }

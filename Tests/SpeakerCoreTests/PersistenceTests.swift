@@ -55,7 +55,7 @@ import SpeakerProtocol
         #expect(detents == 208 && fx.audioRequests.filter { if case .setLevel = $0 { true } else { false } }.count > 150)
         #expect(written.count <= spinMs / StateSaveSchedule.minIntervalMs + 2, "\(written.count) writes in \(spinMs) ms")
         #expect(written.count >= spinMs / StateSaveSchedule.minIntervalMs - 1, "a long spin still saves regularly")
-        #expect(written.last?.level == h.state.volume.levelValue, "the last write holds the final level")
+        #expect(written.last?.level == h.state.volume.level.levelValue, "the last write holds the final level")
     }
 
     @Test func intentIsSavedAndAShutdownFlushesWhatIsPending() {
@@ -80,7 +80,7 @@ import SpeakerProtocol
         var h = harness(restored: PersistedState(soundID: "pink", level: 0.7, intendsPlayback: true))
         let fx = h.send(.start(at: h.now))
         #expect(fx.audioRequests == [.setLevel(0.7), .play(soundID: "pink", fadeMs: 400, ticket: 1)])
-        #expect(h.state.session.intendsPlayback)
+        #expect(h.state.transport.session.intendsPlayback)
         #expect(saves(h.advance(ms: 10_000)).isEmpty, "the restored state is what is on disk")
     }
 
@@ -90,7 +90,7 @@ import SpeakerProtocol
         }
         let fx = h.send(.start(at: h.now))
         #expect(fx.audioRequests == [.setLevel(0.2)])
-        #expect(h.state.selectedSound.id == "brown" && !h.state.session.intendsPlayback)
+        #expect(h.state.transport.selectedSound.id == "brown" && !h.state.transport.session.intendsPlayback)
         #expect(saves(h.advance(ms: 600)) == [PersistedState(soundID: "brown", level: 0.2, intendsPlayback: false)])
     }
 
@@ -100,7 +100,7 @@ import SpeakerProtocol
         }
         let fx = h.send(.start(at: h.now))
         #expect(fx.audioRequests == [.setLevel(0.6)])
-        #expect(h.state.selectedSound.id == "white")
+        #expect(h.state.transport.selectedSound.id == "white")
         #expect(fx.contains { if case .log(.warning, let m) = $0 { m.contains("\"gone\"") } else { false } })
     }
 
@@ -109,7 +109,7 @@ import SpeakerProtocol
             $0.volume.mode = .gpioStep
         }
         var fx = h.send(.start(at: h.now))
-        #expect(h.state.volume == .relative)
+        #expect(h.state.volume.level == .relative)
         fx += h.command(#"{"id":"u","action":"volumeUp","steps":3}"#)
         fx += h.advance(ms: 3_000)
         let written = saves(fx)

@@ -1,3 +1,4 @@
+import SeededRandom
 import Testing
 import SpeakerCore
 import SpeakerProtocol
@@ -25,31 +26,31 @@ import SpeakerProtocol
         #expect(start.lastPublished("device")?["problem"]?.stringValue?.contains("Read-only file system") == true)
         #expect(logs(start, .error).count == 1)
         #expect(logs(start, .error).first?.contains("session publishing stopped") == true)
-        #expect(h.state.sessionWithheld != nil)
+        #expect(h.state.publishing.sessionWithheld != nil)
 
         // A remote command is refused and changes nothing; the knob still works locally.
         let refused = h.command(#"{"id":"c1","action":"setVolume","level":0.9}"#)
         #expect(refused.lastPublished("command/result")?["error"]?["code"] == .string("state-unavailable"))
         #expect(refused.published("command/result").count == 1)
-        #expect(h.state.volume == .absolute(level: 0.4))
+        #expect(h.state.volume.level == .absolute(level: 0.4))
         var turned: [SpeakerEffect] = []
         for e in QuadratureDecoderTests.cycle(clockwise: true) { turned += h.edge(e.phaseA ? .encoderA : .encoderB, e.level, afterMs: 3) }
-        #expect(h.state.volume == .absolute(level: 0.45))
+        #expect(h.state.volume.level == .absolute(level: 0.45))
         #expect(turned.published("session").isEmpty)
 
         // Retries every 5 s; each failure is quiet (no new error line).
-        let retried = h.advance(ms: Speaker.reservationRetryMs)
+        let retried = h.advance(ms: PublishingState.reservationRetryMs)
         #expect(retried.contains(.reserveRevisions(through: 1000)))
         #expect(logs(retried, .error).isEmpty && revisions(retried).isEmpty)
 
         // The disk is writable again: the next retry publishes, and says so.
         h.reservationFailure = nil
-        let resumed = h.advance(ms: Speaker.reservationRetryMs)
+        let resumed = h.advance(ms: PublishingState.reservationRetryMs)
         #expect(revisions(resumed) == [1])
         #expect(resumed.lastPublished("session")?["devices"]?.arrayFirst?["volume"]?["level"] == .number(0.45))
         #expect(resumed.lastPublished("device")?["problem"] == nil)
         #expect(logs(resumed, .notice).contains { $0.contains("session publishing resumed") })
-        #expect(h.state.sessionWithheld == nil && h.speaker.nextDeadline == nil)
+        #expect(h.state.publishing.sessionWithheld == nil && h.speaker.nextDeadline == nil)
         let ok = h.command(#"{"id":"c2","action":"setVolume","level":0.3}"#)
         #expect(ok.lastPublished("command/result")?.jsonText == #"{"id":"c2","ok":true,"revision":2,"level":0.3}"#)
     }
@@ -61,7 +62,7 @@ import SpeakerProtocol
         h.reservationFailure = "write(/var/lib/ambient-speaker/.revision.tmp): No space left on device (errno 28)"
         var fx: [SpeakerEffect] = []
         var i = 0
-        while h.state.sessionWithheld == nil && i < 5000 {
+        while h.state.publishing.sessionWithheld == nil && i < 5000 {
             fx += h.command(#"{"id":"v\#(i)","action":"setVolume","level":\#(i % 2 == 0 ? 0.1 : 0.2)}"#)
             i += 1
         }
@@ -71,11 +72,11 @@ import SpeakerProtocol
         #expect(logs(fx, .error).count == 1, "stopping is one error line")
         #expect(seen.last == 2000, "the reserved rest is used up to the durable reservation, and no further")
         #expect(fx.published("command/result").allSatisfy { $0["ok"] == .bool(true) }, "no command was applied and then refused")
-        let level = h.state.volume
+        let level = h.state.volume.level
         let refused = h.command(#"{"id":"over","action":"setVolume","level":0.8}"#)
         #expect(revisions(refused).isEmpty)
         #expect(refused.lastPublished("command/result")?["error"]?["code"] == .string("state-unavailable"))
-        #expect(h.state.volume == level, "the refused command changed nothing")
+        #expect(h.state.volume.level == level, "the refused command changed nothing")
 
         // Power cut: the disk still says 2000, the broker holds 2000.
         var after = Harness(revisionReservation: 2000)
@@ -108,14 +109,14 @@ import SpeakerProtocol
         let last = h.command(#"{"id":"a","action":"setVolume","level":0.2}"#)
         seen += revisions(last)
         #expect(seen == [top - 1, top])
-        #expect(h.state.sessionWithheld?.contains("exhausted") == true)
+        #expect(h.state.publishing.sessionWithheld?.contains("exhausted") == true)
         #expect(logs(last, .error).count == 1)
         #expect(last.lastPublished("device")?["problem"]?.stringValue?.contains("exhausted") == true)
         let fx = h.command(#"{"id":"c","action":"setVolume","level":0.3}"#)
         #expect(revisions(fx).isEmpty && logs(fx, .error).isEmpty)
         #expect(fx.lastPublished("command/result")?["error"]?["code"] == .string("state-unavailable"))
-        #expect(h.state.volume == .absolute(level: 0.2))
-        #expect(h.state.reservationRetryAt == nil, "nothing to retry")
+        #expect(h.state.volume.level == .absolute(level: 0.2))
+        #expect(h.state.publishing.reservationRetryAt == nil, "nothing to retry")
 
         for stored in [top, top + 1, UInt64.max - 1, UInt64.max] {
             var full = Harness(revisionReservation: stored)
@@ -136,7 +137,7 @@ import SpeakerProtocol
         let start = h.send(.start(at: h.now))
         #expect(revisions(start).isEmpty && h.reservations.isEmpty)
         #expect(logs(start, .error).first?.contains("restarted") == true)
-        #expect(h.state.reservationRetryAt == nil, "no retry: there is no safe base to reserve from")
+        #expect(h.state.publishing.reservationRetryAt == nil, "no retry: there is no safe base to reserve from")
         #expect(revisions(h.advance(ms: 60_000)).isEmpty)
     }
 
@@ -144,7 +145,7 @@ import SpeakerProtocol
     /// from whatever reservation is durable: what a subscriber sees only increases.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func revisionsOnlyIncreaseAcrossRandomDiskFaultsAndRestarts(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         var durable: UInt64 = 0
         var lastSeen: UInt64 = 0
         var violations = 0
@@ -168,22 +169,10 @@ import SpeakerProtocol
                 fx = []
             }
             // Only reservations the disk took are on it for the next run.
-            durable = h.state.revision.reservedThrough
+            durable = h.state.publishing.revision.reservedThrough
         }
         #expect(violations == 0)
         #expect(published > 100)
     }
 }
 
-/// A small seeded generator (SplitMix64), so failures reproduce.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -30,7 +30,7 @@ import SpeakerProtocol
         let fx = h.command(#"{"id":"c1","action":"play"}"#)
         #expect(fx.audioRequests == [.play(soundID: "white", fadeMs: 400, ticket: 1)])
         #expect(fx.publications.isEmpty, "nothing is published before the engine has done it")
-        #expect(h.state.session.isPlaying == false)
+        #expect(h.state.transport.session.isPlaying == false)
         let done = h.send(.engine(.playing(ticket: 1), at: h.now))
         let session = done.lastPublished("session")
         #expect(session?["isPlaying"] == .bool(true))
@@ -85,7 +85,7 @@ import SpeakerProtocol
         let bad = h.command(#"{"id":"s1","action":"select","soundID":"thunder"}"#)
         #expect(bad.audioRequests.isEmpty)
         #expect(bad.lastPublished("command/result")?["error"]?["code"] == .string("unknown-sound"))
-        #expect(h.state.session == before.session && h.state.selectedIndex == before.selectedIndex)
+        #expect(h.state.transport.session == before.transport.session && h.state.transport.selectedIndex == before.transport.selectedIndex)
         let good = h.commandDone(#"{"id":"s2","action":"select","soundID":"brown"}"#)
         #expect(good.lastPublished("session")?["soundID"] == .string("brown"))
         #expect(good.lastPublished("session")?["soundName"] == .string("Brown noise"))
@@ -102,7 +102,7 @@ import SpeakerProtocol
         #expect(done.published("command/result").map { $0["id"] } == [.string("b"), .string("c")])
         #expect(done.published("session").isEmpty, "playing before and after: nothing changed, no new revision")
         #expect(done.published("command/result").allSatisfy { $0["revision"] == .number(2) })
-        #expect(h.state.session.isPlaying)
+        #expect(h.state.transport.session.isPlaying)
     }
 
     @Test func audioFailureKeepsIntentRejectsPlayAndResumesWhenTheDeviceReturns() {

@@ -1,8 +1,7 @@
 import SpeakerCore
-import SpeakerSystem
+import SpeakerLoop
+import SpeakerPorts
 import SpeakerRuntime
-import AudioALSA
-import MQTTLink
 
 /// What the in-memory ports saw, in order, across seams (start-up and
 /// shutdown order are read from it).
@@ -18,13 +17,13 @@ final class InMemoryAudio: AudioOutput {
     let sampleRate = 48_000
     let trace: Trace
     var requests: [String] = []
-    var pendingReports: [AudioEngine.Report] = []
+    var pendingReports: [AudioEngineReport] = []
 
     init(trace: Trace) { self.trace = trace }
 
-    func start(failIfUnavailable: Bool) throws(ALSAError) { trace.add("audio.start") }
+    func startOutput() throws(AudioOutputError) { trace.add("audio.start") }
 
-    func send(_ request: AudioEngine.Request) -> Bool {
+    func send(_ request: AudioEngineRequest) -> Bool {
         switch request {
         case let .play(source, fadeMs, ticket): requests.append("play \(source == nil ? "nil" : "source") fade \(fadeMs) ticket \(ticket)")
         case let .pause(fadeMs, ticket): requests.append("pause fade \(fadeMs) ticket \(ticket)")
@@ -34,7 +33,7 @@ final class InMemoryAudio: AudioOutput {
         return true
     }
 
-    func drainReports() -> [AudioEngine.Report] {
+    func drainReports() -> [AudioEngineReport] {
         defer { pendingReports = [] }
         return pendingReports
     }
@@ -78,7 +77,7 @@ final class InMemoryMQTT: MQTTClient {
 
     func setPatientReconnects(_ patient: Bool) { self.patient = patient }
 
-    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTLink.ShutdownOutcome {
+    func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTShutdownOutcome {
         trace.add("mqtt.shutdown " + (finalPublish.map { "\($0.topic)=\(String(decoding: $0.payload, as: UTF8.self))" } ?? "-"))
         return .stopped
     }

@@ -4,8 +4,11 @@ import Glibc
 import SpeakerCore
 import SpeakerProtocol
 import SpeakerSystem
+import SpeakerPorts
+import SpeakerHost
 import SpeakerRuntime
 import SoundFiles
+import AudioALSA
 import Ambience
 import Board
 
@@ -20,7 +23,7 @@ final class RuntimeHarness {
     let logs = MemoryLogBackend()
     let audio: InMemoryAudio
     let mqtt: InMemoryMQTT
-    let board: BoardService
+    let board: SpeakerBoard
     let runtime: SpeakerRuntime
     let directory: String
     let soundFiles: [String]
@@ -68,25 +71,26 @@ final class RuntimeHarness {
                            revisions: revisions.counter, restored: stateStore.load())
         let trace = trace
         let loop = loop
-        board = BoardService(config: config, loop: loop, logger: logger,
+        board = SpeakerBoard(config: config, loop: loop, logger: logger,
                              openControlSocket: { path, _ in
                                  trace.add("control.open \(path.split(separator: "/").last ?? "")")
                                  return { trace.add("control.close") }
                              },
                              openGPIO: { _, _ throws(GPIOError) in throw GPIOError.opening(path: "(test)", errno: ENODEV) })
         var reload: () -> Result<SpeakerConfig, ConfigError> = { .failure(ConfigError(path: "(test)", message: "unset")) }
-        let systemd = SystemdService(notifications: SystemdNotifications(logger: logger),
+        let systemd = SystemdService(notifications: SystemdNotifications(SystemdNotifySocket(logger: logger)),
                                      source: .init(path: directory + "/config.json", required: true, simulatedBoard: false) { _, _ in reload() },
                                      loop: loop, logger: logger)
         runtime = SpeakerRuntime(
             core: core, loop: loop,
-            services: [
-                systemd,
-                PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
-                AudioService(engine: audio, catalog: catalog, streamer: nil, mixer: mixer, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
-                board,
-                MQTTService(client: mqtt, config: config, loop: loop, logger: logger),
-            ],
+            services: SpeakerServices(
+                systemd: systemd,
+                persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
+                audio: AudioService(engine: audio, sounds: CatalogSounds(catalog: catalog, streamer: nil, logger: logger),
+                                    mixer: mixer.map { MixerControl.opener(card: $0.card, element: $0.element, loop: loop, logger: logger) },
+                                    fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
+                board: BoardService(board: board),
+                mqtt: MQTTService(client: mqtt, config: config, loop: loop, logger: logger)),
             logger: logger)
         reload = { [unowned self] in self.reloadResult }
     }
@@ -122,7 +126,5 @@ final class RuntimeHarness {
     }
 }
 
-import AudioALSA
-import MQTTLink
-typealias AudioEngineReports = [AudioEngine.Report]
+typealias AudioEngineReports = [AudioEngineReport]
 typealias MQTTEventValue = MQTTEvent

@@ -5,7 +5,7 @@ import Testing
 import SpeakerCore
 import SpeakerSystem
 import SpeakerRuntime
-import MQTTLink
+import SpeakerPorts
 
 /// The runtime whole, on virtual time: start-up order, the path of a press
 /// and of a command, timers, SIGHUP, SIGTERM and shutdown in reverse order —
@@ -69,13 +69,13 @@ import MQTTLink
         h.loop.advanceTime(byMilliseconds: 200)
         let play = try #require(h.audio.requests.last { $0.hasPrefix("play") })
         #expect(h.published("event").last?.contains("\"gesture\":\"press\"") == true)
-        #expect(!h.state.session.isPlaying, "not playing until the engine says so")
+        #expect(!h.state.transport.session.isPlaying, "not playing until the engine says so")
         #expect(h.published("session").count == sessionsBefore, "nothing published before the engine confirms")
 
         let ticket = try #require(h.lastTicket)
         #expect(play.hasSuffix("ticket \(ticket)"))
         h.report([.playing(ticket: ticket)])
-        #expect(h.state.session.isPlaying)
+        #expect(h.state.transport.session.isPlaying)
         #expect(h.published("session").last?.contains("\"isPlaying\":true") == true)
         // ARCHITECTURE.md: down edge, the press-began tick (5 ms; play waits while paused), debounce tick,
         // up edge, debounce tick (the press: play), the engine's answer.
@@ -93,7 +93,7 @@ import MQTTLink
         h.loop.runDueTimers()
         let reductionsBefore = h.runtime.reductions
         h.deliver([.message(MQTTMessage(topic: "\(h.config.topicRoot)/command", payload: Array(command.utf8), qos: 1))])
-        #expect(h.state.volume == .absolute(level: 0.25))
+        #expect(h.state.volume.level == .absolute(level: 0.25))
         #expect(h.audio.requests.last?.hasPrefix("gain ") == true && h.audio.requests.last?.hasSuffix("ramp 60") == true)
         let result = try #require(h.published("command/result").last)
         #expect(result.contains("\"id\":\"c1\"") && result.contains("\"ok\":true"), "\(result)")
@@ -125,18 +125,18 @@ import MQTTLink
     @Test func aSoundWhoseFileIsGoneIsDecidedByTheCore() throws {
         let h = try RuntimeHarness(soundFiles: ["test-tone"])
         try h.runtime.start()
-        #expect(h.state.catalog.contains { $0.id == "test-tone" })
+        #expect(h.state.transport.catalog.contains { $0.id == "test-tone" })
         unlink("\(h.config.audio.soundsDirectory)/test-tone.wav")
         h.deliver([.connected(sessionPresent: false)])
         let topic = "\(h.config.topicRoot)/command"
         h.deliver([.message(MQTTMessage(topic: topic, payload: Array(#"{"id":"s","action":"select","soundID":"test-tone"}"#.utf8), qos: 1))])
         h.deliver([.message(MQTTMessage(topic: topic, payload: Array(#"{"id":"p","action":"play"}"#.utf8), qos: 1))])
         // The audio service reported `.noSource`; the core logged it and asked the engine to play on with what it has.
-        #expect(h.logs.entries.contains { $0.level == .error && $0.message.hasPrefix("sound \"test-tone\" cannot be played:") }, "\(h.published("command/result")) \(h.state.selectedSound)")
+        #expect(h.logs.entries.contains { $0.level == .error && $0.message.hasPrefix("sound \"test-tone\" cannot be played:") }, "\(h.published("command/result")) \(h.state.transport.selectedSound)")
         let ticket = try #require(h.lastTicket)
         #expect(h.audio.requests.last == "play nil fade \(h.config.audio.fadeMs) ticket \(ticket)")
         h.report([.playing(ticket: ticket)])
-        #expect(h.state.session.isPlaying, "the ticket is still answered")
+        #expect(h.state.transport.session.isPlaying, "the ticket is still answered")
         #expect(h.published("command/result").last?.contains("\"id\":\"p\"") == true)
         _ = h.runtime.stop()
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CMosquitto
+import SpeakerSystem
 
 /// A child process for tests and benchmarks: spawned with default signal
 /// dispositions and nothing blocked (the test runner's threads may block
@@ -46,7 +46,7 @@ public final class ChildProcess: @unchecked Sendable {
         let rc = posix_spawn(&child, executable, &actions, &attributes, &argv, &env)
         guard rc == 0 else { throw TestSupportError("posix_spawn(\(executable))", String(cString: strerror(rc))) }
         pid = child
-        pidFD = cmosq_pidfd_open(child)
+        pidFD = (try? Descriptors.openPidFD(child)) ?? -1
     }
 
     deinit {

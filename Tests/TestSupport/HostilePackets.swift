@@ -1,3 +1,5 @@
+import SeededRandom
+
 /// A seeded generator of broker-to-client bytes that a broken or hostile
 /// broker might send: every MQTT packet type with plausible and implausible
 /// bodies, bad remaining lengths, overlong varints, unknown, duplicated and
@@ -19,25 +21,18 @@ public struct HostilePackets {
         }
     }
 
-    private var state: UInt64
+    private var random: SplitMix64
 
     /// A generator for `seed`.
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-    /// The known case that aborted libmosquitto 2.0.11 (issue 11, row 2): a v5
+    /// The known case that aborted libmosquitto 2.0.11: a v5
     /// CONNACK whose properties hold the unknown identifier 0x00.
     public static let invalidPropertyConnack: [UInt8] = [0x20, 0x04, 0x00, 0x00, 0x01, 0x00]
     /// A valid v5 CONNACK: session not present, success, no properties.
     public static let validConnack: [UInt8] = [0x20, 0x03, 0x00, 0x00, 0x00]
 
-    /// SplitMix64.
-    private mutating func nextWord() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func nextWord() -> UInt64 { random.next() }
 
     private mutating func below(_ n: Int) -> Int { Int(nextWord() % UInt64(max(1, n))) }
     private mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: nextWord()) }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CMosquitto
+import SpeakerSystem
 
 /// A private `mosquitto` broker on a free loopback port, with its own config,
 /// log and (optional) persistence file in a temporary directory. Each test
@@ -104,7 +104,7 @@ public final class TestBroker: @unchecked Sendable {
         let rc = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
         guard rc == 0 else { throw TestSupportError("posix_spawn(\(executable))", String(cString: strerror(rc))) }
         pid = child
-        pidFD = cmosq_pidfd_open(child)
+        pidFD = (try? Descriptors.openPidFD(child)) ?? -1
         try waitUntilAccepting(timeout: 5)
     }
 

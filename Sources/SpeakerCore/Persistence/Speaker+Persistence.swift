@@ -21,9 +21,9 @@ extension Speaker {
     /// (absolute hardware only) and the listener's playback intent.
     public var persistedSnapshot: PersistedState {
         var level: Double?
-        if case .absolute(let l) = state.volume { level = l }
-        return PersistedState(soundID: state.selectedSound.id, level: level,
-                              intendsPlayback: state.session.intendsPlayback)
+        if case .absolute(let l) = state.volume.level { level = l }
+        return PersistedState(soundID: state.transport.selectedSound.id, level: level,
+                              intendsPlayback: state.transport.session.intendsPlayback)
     }
 
     /// Applies a state loaded from disk (called from `init`): selects its
@@ -34,16 +34,17 @@ extension Speaker {
         state.persistence.schedule = StateSaveSchedule(saved: restored)
         guard let restored else { return }
         var notes: [(CoreLogLevel, String)] = [(.info, "restored \(restored.summary)")]
-        if let index = state.catalog.firstIndex(where: { $0.id == restored.soundID }) {
-            state.selectedIndex = index
+        if let index = state.transport.catalog.firstIndex(where: { $0.id == restored.soundID }) {
+            state.transport.selectedIndex = index
         } else {
-            notes.append((.warning, "saved sound \"\(restored.soundID)\" is not in the catalog; selecting \"\(state.selectedSound.id)\""))
+            notes.append((.warning, "saved sound \"\(restored.soundID)\" is not in the catalog; "
+                          + "selecting \"\(state.transport.selectedSound.id)\""))
         }
-        switch (state.volume, restored.level) {
+        switch (state.volume.level, restored.level) {
         case (.absolute, .some(let level)):
-            let clamped = Self.tidy(min(max(level, 0), config.volume.maxLevel))
+            let clamped = VolumeControlState.tidy(min(max(level, 0), config.volume.maxLevel))
             if clamped != level { notes.append((.notice, "saved level \(level) is above volume.maxLevel; using \(clamped)")) }
-            state.volume = .absolute(level: clamped)
+            state.volume.level = .absolute(level: clamped)
         case (.relative, .some):
             notes.append((.notice, "saved level ignored: volume.mode is gpio-step (no level exists)"))
         case (.absolute, .none), (.relative, .none):
@@ -57,26 +58,27 @@ extension Speaker {
     }
 
     /// On `.start`: logs what restoring found and resumes playback if asked.
-    mutating func resumeRestoredState(at now: MonotonicInstant) {
-        for (level, text) in state.persistence.notes { effects.append(.log(level, text)) }
+    mutating func resumeRestoredState(at now: MonotonicInstant) -> [SpeakerEffect] {
+        var effects: [SpeakerEffect] = state.persistence.notes.map { .log($0.0, $0.1) }
         state.persistence.notes = []
-        guard state.persistence.resumeAtStart else { return }
+        guard state.persistence.resumeAtStart else { return effects }
         state.persistence.resumeAtStart = false
-        effects.append(.log(.info, "resuming \"\(state.selectedSound.id)\" (session.resumeOnBoot)"))
-        if case .rejected(_, let message) = apply(.play, origin: nil, at: now) {
+        effects.append(.log(.info, "resuming \"\(state.transport.selectedSound.id)\" (session.resumeOnBoot)"))
+        let (outcome, applied) = apply(.play, origin: nil, at: now)
+        effects += applied
+        if case .rejected(_, let message) = outcome {
             effects.append(.log(.warning, "cannot resume playback: \(message)"))
         }
+        return effects
     }
 
     /// After every action: notes the current state and emits `.saveState`
     /// when a write is due (or, with `force`, whenever something is unsaved).
-    mutating func persistIfDue(at now: MonotonicInstant?, force: Bool = false) {
-        guard let now else { return }
+    mutating func persistIfDue(at now: MonotonicInstant?, force: Bool = false) -> [SpeakerEffect] {
+        guard let now else { return [] }
         let snapshot = persistedSnapshot
         state.persistence.schedule.observe(snapshot, at: now)
-        if let due = state.persistence.schedule.due(snapshot, at: now, force: force) {
-            effects.append(.saveState(due))
-        }
+        return state.persistence.schedule.due(snapshot, at: now, force: force).map { [.saveState($0)] } ?? []
     }
 }
 

@@ -8,13 +8,14 @@ import Ambience
 import AudioALSA
 import MQTTLink
 import SoundFiles
+import SpeakerRuntime
 
-/// The live parts `main` builds the services from: each reads the
+/// The live adapters `main` builds the services from: each reads the
 /// configuration and the system once, at start-up.
-public enum LiveParts {
+enum LiveParts {
     /// Blocks the signals the loop handles through signalfd. Must run before
     /// any thread (audio, MQTT) starts, so every thread inherits the mask.
-    public static func blockSignals() throws(SystemError) {
+    static func blockSignals() throws(SystemError) {
         try EventLoop.blockSignals([SIGTERM, SIGINT, SIGHUP])
         signal(SIGPIPE, SIG_IGN)
     }
@@ -22,7 +23,7 @@ public enum LiveParts {
     /// The core's live environment: the wall clock, NTP sync (re-read at
     /// most once a second: ``ClockSyncStatus``, so a command's `session`
     /// costs no `clock_adjtime`), random session ids.
-    public static func environment(software: String) -> SpeakerEnvironment {
+    static func environment(software: String) -> SpeakerEnvironment {
         let clock = ClockSyncStatus()
         return SpeakerEnvironment(
             wallClock: {
@@ -35,7 +36,7 @@ public enum LiveParts {
     }
 
     /// Scans the sounds directory once, logging each skipped file once (with its reason).
-    public static func catalog(config: SpeakerConfig, logger: Logger) -> SoundCatalog {
+    static func catalog(config: SpeakerConfig, logger: Logger) -> SoundCatalog {
         let log = logger.named("sounds")
         let catalog = SoundCatalog.load(directory: config.audio.soundsDirectory)
         if let problem = catalog.directoryProblem { log.notice("no file sounds: \(problem)") }
@@ -46,8 +47,13 @@ public enum LiveParts {
         return catalog
     }
 
+    /// The sounds the audio service plays: the catalog, with the read-ahead thread for file sounds.
+    static func sounds(catalog: SoundCatalog, config: SpeakerConfig, logger: Logger) -> CatalogSounds {
+        CatalogSounds(catalog: catalog, streamer: streamer(config: config, logger: logger), logger: logger)
+    }
+
     /// The read-ahead thread for file sounds (nil: file sounds decode on the audio thread).
-    public static func streamer(config: SpeakerConfig, logger: Logger) -> FileStreamer? {
+    private static func streamer(config: SpeakerConfig, logger: Logger) -> FileStreamer? {
         do {
             return try FileStreamer(logger: logger.named("sounds"), loopMemoryBytes: config.audio.loopMemoryKB * 1024)
         } catch {
@@ -57,7 +63,7 @@ public enum LiveParts {
     }
 
     /// The ALSA engine; the demo writes to a WAV file when there is no sound card.
-    public static func engine(config: SpeakerConfig, logger: Logger, demo: Bool) -> AudioEngine {
+    static func engine(config: SpeakerConfig, logger: Logger, demo: Bool) -> AudioEngine {
         AudioDevices.silenceLibraryMessages()
         var settings = AudioEngine.Settings(device: config.audio.device, sampleRate: config.audio.sampleRate,
                                             periodFrames: config.audio.periodFrames, bufferFrames: config.audio.bufferFrames,
@@ -73,7 +79,7 @@ public enum LiveParts {
     /// password read from `passwordFile`, first line, never logged), TLS,
     /// the will, and the subscriptions (`command`, plus Home Assistant's
     /// status topic — even with discovery off, since a reload can turn it on).
-    public static func mqttLink(config: SpeakerConfig, logger: Logger) throws(StartupError) -> MQTTLink {
+    static func mqttLink(config: SpeakerConfig, logger: Logger) throws(StartupError) -> MQTTLink {
         let topics = SpeakerTopics(root: config.topicRoot)
         var password: String?
         if let file = config.mqtt.passwordFile {
@@ -92,7 +98,7 @@ public enum LiveParts {
                             // Its own retained session, to recognise a twin with the same device id (BrokerHealth).
                             topics.session])
         do {
-            return try MQTTLink(settings: settings, logger: logger.named("mqtt"))
+            return try MQTTLink(settings: settings, logger: logger.named("mqtt"), clock: { MonotonicClock.now() })
         } catch {
             throw StartupError(exitCode: 2, message: "\(error)")
         }
@@ -101,7 +107,7 @@ public enum LiveParts {
 
 /// Random (version 4) UUIDs as text, for session ids.
 public enum UUIDText {
-    public static func random() -> String {
+    static func random() -> String {
         var b = randomBytes(16)
         b[6] = (b[6] & 0x0F) | 0x40
         b[8] = (b[8] & 0x3F) | 0x80

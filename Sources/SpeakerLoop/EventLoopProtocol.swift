@@ -1,13 +1,24 @@
 /// A reader or writer registration in an event loop, for `remove(_:)`.
 public struct LoopRegistration: Hashable, Sendable {
-    let id: UInt64
+    /// The loop's own number for it.
+    public let id: UInt64
     /// The watched descriptor.
     public let fd: Int32
+
+    /// For loop implementations: registration `id` of `fd`.
+    public init(id: UInt64, fd: Int32) {
+        self.id = id
+        self.fd = fd
+    }
 }
 
 /// A scheduled timer in an event loop, for `cancel(_:)`.
 public struct LoopTimerID: Hashable, Sendable {
-    let id: UInt64
+    /// The loop's own number for it.
+    public let id: UInt64
+
+    /// For loop implementations: timer number `id`.
+    public init(id: UInt64) { self.id = id }
 }
 
 /// What the speaker's code needs from an event loop: the one monotonic clock,
@@ -41,7 +52,9 @@ public protocol EventLoopProtocol: AnyObject {
     func remove(_ registration: LoopRegistration)
 
     /// Calls `handler(signal)` on the loop when one of `signals` arrives.
-    func onSignal(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws(SystemError)
+    /// Throws the loop's own error (``EventLoop``: a `SystemError` naming the
+    /// failed call); the manual loop never throws.
+    func onSignal(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws
 
     /// Makes the loop's `run()` return once the current handler returns.
     func stop()
@@ -53,4 +66,16 @@ extension EventLoopProtocol {
     public func schedule(after milliseconds: Int, _ handler: @escaping () -> Void) -> LoopTimerID {
         schedule(at: now() &+ UInt64(max(0, milliseconds)) &* 1_000_000, handler)
     }
+}
+
+/// The signals the speaker handles, by the numbers POSIX fixes for them
+/// (`kill -s HUP` is 1, `INT` 2, `TERM` 15), so code that imports no C
+/// library can name them. Any thread.
+public enum ProcessSignal {
+    /// SIGHUP: re-read the configuration.
+    public static let hangup: Int32 = 1
+    /// SIGINT: stop gracefully (Ctrl-C).
+    public static let interrupt: Int32 = 2
+    /// SIGTERM: stop gracefully (systemd's stop).
+    public static let terminate: Int32 = 15
 }

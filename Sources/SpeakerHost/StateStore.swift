@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SpeakerCore
 import SpeakerSystem
+import SpeakerPorts
 
 /// Keeps the persisted state (`PersistedState`: last sound, level, playback
 /// intent) in `{stateDirectory}/state.json`. Each write is atomic
@@ -10,7 +11,7 @@ import SpeakerSystem
 /// directory), so after a crash or power cut the file holds either the old
 /// or the new state. The core decides *when* to write (`StateSaveSchedule`).
 /// Main thread only.
-public final class StateStore {
+public final class StateStore: StateStorage {
     static let fileName = "state.json"
     let directory: String
     let path: String
@@ -23,7 +24,7 @@ public final class StateStore {
     }
 
     /// Logs where the state lives and how often it may be written (once, at start).
-    func logConfiguration(resumeOnBoot: Bool) {
+    public func logConfiguration(resumeOnBoot: Bool) {
         logger.info("state file \(path): written at most every \(StateSaveSchedule.minIntervalMs) ms, "
                     + "\(StateSaveSchedule.settleMs) ms after a change; session.resumeOnBoot \(resumeOnBoot)")
     }
@@ -53,7 +54,7 @@ public final class StateStore {
     }
 
     /// Writes `state` atomically; a failure is logged (the next change retries).
-    func save(_ state: PersistedState) {
+    public func save(_ state: PersistedState) {
         do {
             try FileIO.writeAtomically(path: path, bytes: state.fileBytes)
             logger.debug("saved \(state.summary)")

@@ -1,35 +1,24 @@
 import SpeakerSystem
-import AudioALSA
+import SpeakerPorts
 
 /// `volume.mode: "alsa-mixer"`: the level drives a mixer element by dB; the
 /// element is read back after each write and whenever its poll descriptors
 /// say it changed, and every reading goes to the core, which decides whether
-/// it was a change made elsewhere (alsamixer, another program).
-/// Opened by ``AudioService``. Loop thread only.
-final class MixerControl {
-    /// Why a mixer write failed, and the level the element holds afterwards.
-    struct WriteFailure: Error {
-        var reason: String
-        var actual: Double?
-    }
-
-    /// What the element holds: dB (nil = muted) and the level it maps to.
-    struct Reading {
-        var db: Double?
-        var level: Double
-    }
-
+/// it was a change made elsewhere (alsamixer, another program). The audio
+/// port's mixer element, opened by the audio service through
+/// ``opener(card:element:loop:logger:)``. Loop thread only.
+public final class MixerControl: MixerElement {
     private let mixer: ALSAMixer
     private let map: MixerLevelMap
     private let loop: any EventLoopProtocol
     private let logger: Logger
-    private let changed: (Reading) -> Void
+    private let changed: (MixerReading) -> Void
     private var watches: [LoopRegistration] = []
 
     /// Opens `card`/`element` and watches it; `changed` gets each reading
     /// taken when the element signals a change.
-    init(card: String, element: String, loop: any EventLoopProtocol, logger: Logger,
-         changed: @escaping (Reading) -> Void) throws(ALSAError) {
+    public init(card: String, element: String, loop: any EventLoopProtocol, logger: Logger,
+                changed: @escaping (MixerReading) -> Void) throws(ALSAError) {
         mixer = try ALSAMixer(card: card, element: element)
         map = MixerLevelMap(minDB: mixer.minDB, maxDB: mixer.maxDB)
         self.loop = loop
@@ -43,7 +32,7 @@ final class MixerControl {
 
     /// Writes `level` to the element; on failure says why. Either way the
     /// reading afterwards (the truth the core then publishes).
-    func write(level: Double) -> (Result<Void, WriteFailure>, Reading) {
+    public func write(level: Double) -> (Result<Void, MixerWriteFailure>, MixerReading) {
         do {
             try mixer.write(db: map.db(level: level))
             mixer.handleEvents()
@@ -51,17 +40,28 @@ final class MixerControl {
         } catch {
             mixer.handleEvents()
             let now = reading()
-            return (.failure(WriteFailure(reason: "\(error)", actual: now.level)), now)
+            return (.failure(MixerWriteFailure(reason: "\(error)", actual: now.level)), now)
         }
     }
 
-    private func reading() -> Reading {
+    /// Opens `card`/`element` when the audio service starts (`alsa-mixer` mode).
+    public static func opener(card: String, element: String, loop: any EventLoopProtocol, logger: Logger) -> MixerOpener {
+        { changed throws(MixerError) in
+            do {
+                return try MixerControl(card: card, element: element, loop: loop, logger: logger, changed: changed)
+            } catch {
+                throw MixerError("\(error)")
+            }
+        }
+    }
+
+    private func reading() -> MixerReading {
         let db = mixer.readDB()
-        return Reading(db: db, level: map.level(db: db))
+        return MixerReading(db: db, level: map.level(db: db))
     }
 
     /// Stops watching the element.
-    func close() {
+    public func close() {
         for watch in watches { loop.remove(watch) }
         watches = []
     }

@@ -1,5 +1,5 @@
 import Testing
-import SpeakerSystem
+import SpeakerLoop
 
 /// Issue 11 row 4: untrusted text in log messages cannot forge lines,
 /// smuggle NULs or drive a terminal, and cannot make a line unbounded.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SpeakerCore
 import SpeakerSystem
+import SpeakerPorts
 
 /// Keeps the session revision reservation (see `RevisionCounter`) in
 /// `{stateDirectory}/revision`, written atomically, once per block of
@@ -14,7 +15,7 @@ import SpeakerSystem
 /// blocking), a symbolic link, over 64 bytes, garbage, out of range — gives a
 /// counter that hands out nothing (`RevisionCounter(unreadableReservation:)`):
 /// the core then withholds `session` and says why.
-public final class RevisionStore {
+public final class RevisionStore: RevisionStorage {
     static let fileName = "revision"
     let path: String
     let logger: Logger
@@ -56,7 +57,7 @@ public final class RevisionStore {
 
     /// Durably records the reservation (atomic write with fsync) before it is
     /// used; returns nil when it is on disk, else the reason it is not.
-    func reserve(through: UInt64) -> String? {
+    public func reserve(through: UInt64) -> String? {
         do {
             try FileIO.writeAtomically(path: path, text: "\(through)\n")
             logger.debug("revisions reserved through \(through)")

@@ -1,4 +1,5 @@
 import SpeakerProtocol
+import SeededRandom
 import Testing
 
 /// The payloads write their bytes through `JSONWriter` (issue 13: no
@@ -117,9 +118,9 @@ import Testing
 /// characters, non-ASCII text, fractions, integral and huge numbers,
 /// non-finite levels, missing optionals.
 struct PayloadRandom {
-    var source: SplitMix
+    var source: SplitMix64
 
-    init(seed: UInt64) { source = SplitMix(seed: seed) }
+    init(seed: UInt64) { source = SplitMix64(seed: seed) }
 
     mutating func int(_ range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(source.next() % UInt64(range.count))

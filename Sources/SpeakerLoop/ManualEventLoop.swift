@@ -45,7 +45,7 @@ public final class ManualEventLoop: EventLoopProtocol {
 
     public func remove(_ registration: LoopRegistration) { readers[registration.id] = nil }
 
-    public func onSignal(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) throws(SystemError) {
+    public func onSignal(_ signals: [Int32], _ handler: @escaping (Int32) -> Void) {
         for signal in signals { signalHandlers[signal] = handler }
     }
 
