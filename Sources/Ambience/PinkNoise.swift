@@ -36,15 +36,15 @@ public final class PinkNoise: SoundSource, @unchecked Sendable {
 
 /// Kellet's pink filter for both channels at once: lane x is left, lane y is
 /// right. Each lane does exactly the scalar filter's operations in the same
-/// order, so the output is bit-identical to two scalar filters, at about half
-/// the instructions (one SIMD operation per step for both channels).
+/// order, so the output is bit-identical to two scalar filters, with one SIMD
+/// operation per step doing the work of both channels.
 struct PinkFilter {
     var left: NoiseRandom
     var right: NoiseRandom
     var b0 = SIMD2<Float>(), b1 = SIMD2<Float>(), b2 = SIMD2<Float>(), b3 = SIMD2<Float>()
     var b4 = SIMD2<Float>(), b5 = SIMD2<Float>(), b6 = SIMD2<Float>()
-    /// Brings the filter's output (RMS ≈ 1.765 for uniform input in [-1, 1),
-    /// measured over 60 s) to RMS ≈ 0.1, leaving peaks near 0.5 (−6 dBFS).
+    /// Brings the filter's output (RMS ≈ 1.765 for uniform input in [-1, 1))
+    /// to RMS ≈ 0.1, leaving peaks near 0.5 (−6 dBFS).
     let scale: Float = 0.1 / 1.765
 
     init(left: NoiseRandom, right: NoiseRandom) {

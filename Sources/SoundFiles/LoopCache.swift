@@ -9,8 +9,8 @@ public final class LoopMemoryBudget: Sendable {
 
     /// The configuration's default (`AudioSection.loopMemoryKB`), in KiB: a
     /// 30-second mono loop at 48 kHz as 16-bit samples (2,813 KiB) or a
-    /// 16-second stereo one, so that the speaker stays within 8 MB Pss while
-    /// playing any file (README "Benchmarks"); longer stereo loops stream.
+    /// 16-second stereo one, small enough that playing any file keeps the
+    /// speaker within its 8 MB Pss goal; longer stereo loops stream.
     public static let defaultKB = 3_072
 
     /// A budget of `bytes` (0 keeps every file streaming).

@@ -215,7 +215,8 @@ final class LoopingDecoder {
         read(into: tailChunk, count: n)
         // Gains cos t, sin t at t = (frame + 0.5) / X · π/2: exact at the chunk's
         // first frame, then a phasor rotated by π/(2X) per frame (two trig calls
-        // per chunk instead of two per frame; drift over a chunk is ~1e-13).
+        // per chunk instead of two per frame; the phasor's rounding drift over
+        // a chunk is of the order of 1e-13, far below 16-bit resolution).
         let x = Double(crossfadeFrames)
         let t0 = (Double(offset) + 0.5) / x * (Double.pi / 2)
         var c = cos(t0), s = sin(t0)

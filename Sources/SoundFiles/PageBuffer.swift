@@ -7,9 +7,8 @@ import Glibc
 /// instead of from malloc, so releasing a sound gives the pages back
 /// (`munmap`) rather than leaving a hole in malloc's heap: glibc raises its
 /// mmap threshold after the first such free, and later buffers of the same
-/// size would otherwise come from the heap and stay resident after a sound
-/// switch (measured: private dirty +0.5 MB per switch). Any thread; the
-/// owner unmaps it once.
+/// size would otherwise come from the heap and stay resident (private dirty)
+/// after a sound switch. Any thread; the owner unmaps it once.
 enum PageBuffer {
     /// `count` zeroed elements of `T` in fresh pages; nil when mmap fails.
     static func allocate<T>(_ type: T.Type, count: Int) -> UnsafeMutablePointer<T>? {

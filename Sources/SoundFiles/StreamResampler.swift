@@ -3,14 +3,14 @@ import CSoxr
 /// A streaming float resampler from a file's rate to the output rate, in the
 /// file's own channels (a mono file is resampled once, then up-mixed): the
 /// project's own `PolyphaseResampler` for a small upsampling step from 40 kHz
-/// or more (44.1 → 48 kHz: about half the cost, 94 dB stopband), else libsoxr
+/// or more (44.1 → 48 kHz: cheaper than libsoxr, 94 dB stopband), else libsoxr
 /// at medium quality.
 ///
-/// libsoxr's medium quality (`SOXR_MQ`: 16-bit precision, passband to about 20 kHz at
-/// 44.1 → 48 kHz), chosen by measurement (mono 44.1 → 48 kHz, callgrind,
-/// README "Sounds"): quick (cubic) costs ~40 % less but leaves its error only
-/// 31 dB below a 10 kHz tone; low quality saves ~7 % but is −10 dB at 19 kHz;
-/// high quality costs ~8 % more for 20 bits an S16 output cannot carry.
+/// libsoxr's medium quality (`SOXR_MQ`: 16-bit precision, passband to about
+/// 20 kHz at 44.1 → 48 kHz) is the cheapest setting with a full passband and
+/// an error an S16 output does not show: quick (cubic) leaves its error only
+/// 31 dB below a 10 kHz tone; low quality is −10 dB at 19 kHz; high quality
+/// costs more for 20 bits an S16 output cannot carry.
 ///
 /// Used by one thread at a time (whichever runs the `LoopingDecoder`); never
 /// the audio thread. Its state carries across calls, so a looped stream fed

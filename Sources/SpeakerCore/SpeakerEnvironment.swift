@@ -24,7 +24,7 @@ public struct WallClockReading: Equatable, Sendable {
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         if (0...9999).contains(year) && (0...999).contains(milliseconds) {
             // The usual case, digit by digit into one small string: it is
-            // formatted for every `session` publication (issue 13, command path).
+            // formatted for every `session` publication, i.e. on every command.
             let fields: [(value: Int64, width: Int, separator: UInt8)] = [
                 (year, 4, UInt8(ascii: "-")), (month, 2, UInt8(ascii: "-")), (day, 2, UInt8(ascii: "T")),
                 (Int64(secOfDay / 3600), 2, UInt8(ascii: ":")), (Int64(secOfDay / 60 % 60), 2, UInt8(ascii: ":")),

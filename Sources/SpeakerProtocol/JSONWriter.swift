@@ -3,8 +3,8 @@
 ///
 /// The contract's payloads write themselves through it (`write(to:)`), with
 /// no `JSONValue` tree in between: building a tree per payload, walking it and
-/// freeing it was most of the core's work per command (issue 13, the command
-/// path). `JSONValue.serialized()` writes through it too, so a payload's bytes
+/// freeing it would cost more than the rest of the core's work per command.
+/// `JSONValue.serialized()` writes through it too, so a payload's bytes
 /// and the same tree's bytes cannot differ in formatting. Commas are placed
 /// by the writer: call `key` before each member's value, `beginObject`/
 /// `endObject` and `beginArray`/`endArray` around containers. Pure value type.

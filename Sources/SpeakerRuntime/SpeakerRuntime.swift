@@ -73,8 +73,8 @@ public final class SpeakerRuntime: ServiceContext {
     }
 
     /// The core's next deadline, read in place: the getter called on the
-    /// stored `core` copied the whole `Speaker` (and released it) on every
-    /// dispatch, ~2.7k instructions per command.
+    /// stored `core` would copy the whole `Speaker` (and release it) on every
+    /// dispatch.
     private static func nextDeadline(of core: inout Speaker) -> MonotonicInstant? { core.nextDeadline }
 
     /// One effect to its seam; only while every service runs (the core

@@ -73,8 +73,8 @@ public final class SystemdService: SpeakerService {
     }
 
     /// Rebuilds `STATUS=` only when its inputs changed, and not at all
-    /// without a notify socket (nobody would read it): it was ~6.6k
-    /// instructions after every dispatch, i.e. after every command.
+    /// without a notify socket (nobody would read it): it is observed after
+    /// every dispatch, i.e. after every command, while its inputs rarely change.
     public func observe(_ state: SpeakerState) {
         guard notifications.isActive else { return }
         let inputs = StatusInputs(state)

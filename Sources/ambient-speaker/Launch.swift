@@ -32,7 +32,7 @@ enum Launch {
             let loop = try EventLoop()
             let runtime = try build(config: config, source: path, required: configPath != nil, demo: demo, loop: loop, logger: logger)
             try runtime.start()
-            loop.schedule(after: 10_000) { StartupPages.release() }  // start-up's code pages (README "Benchmarks")
+            loop.schedule(after: 10_000) { StartupPages.release() }  // start-up's code pages, once the speaker has settled
             try loop.run()
             return runtime.stop()
         } catch let error as StartupError {

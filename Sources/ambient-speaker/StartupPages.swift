@@ -7,13 +7,13 @@ import SpeakerSystem
 /// constants, its own and the libraries') that start-up faulted in and the
 /// running speaker no longer touches.
 ///
-/// Measured (README "Benchmarks", smaps by mapping): the static-stdlib
-/// binary has ~4.8 MB of its code resident after start-up (start-up code
-/// plus the kernel's fault-around), of which playing uses ~0.6 MB. The pages
-/// are clean and reclaimable, so memory pressure would drop them anyway;
-/// `madvise(MADV_PAGEOUT)` drops them now (pages another process also maps
-/// stay), and the pages still in use are faulted back in on their next use.
-/// Writable and anonymous memory is never touched. Main thread, once.
+/// After start-up most of the static-stdlib binary's resident code is code
+/// that only start-up ran, plus what the kernel's fault-around read beside
+/// it; playing uses a small part of it. The pages are clean and reclaimable,
+/// so memory pressure would drop them anyway; `madvise(MADV_PAGEOUT)` drops
+/// them now (pages another process also maps stay), and the pages still in
+/// use are faulted back in on their next use. Writable and anonymous memory
+/// is never touched. Main thread, once.
 enum StartupPages {
     /// `MADV_PAGEOUT` (Linux 5.4) on every read-only file mapping of this
     /// process; returns the bytes advised (0 when /proc/self/maps can't be read).

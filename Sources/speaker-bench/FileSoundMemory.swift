@@ -8,10 +8,10 @@ import TestSupport
 /// `/proc/<pid>/smaps_rollup`: Rss, Pss and private dirty, sampled every 5 s
 /// over 40 s of playing (the speaker pages out its start-up code 10 s after
 /// it is ready), for a 10-minute mono FLAC (streamed) and a 20-s one (cached
-/// as a loop), each beside the anchor: shairport-sync's 7.8 MB (the figure
-/// issue 13 states; it was not measured here: it needs an AirPlay sender to
-/// play). Build the speaker with `--static-swift-stdlib` for the figure the
-/// issue asks for. Pss divides pages shared with other processes (libc, and
+/// as a loop), each beside the anchor: shairport-sync's 7.8 MB (a given
+/// figure, not measured by this bench: it needs an AirPlay sender to
+/// play). Build the speaker with `--static-swift-stdlib` for the figure of
+/// the shipped build. Pss divides pages shared with other processes (libc, and
 /// on a busy build host other programs' libraries), so Rss is printed too.
 struct FileSoundMemory {
     var speakerExecutable: String

@@ -118,7 +118,7 @@ struct SpeakerLatency {
         }
     }
 
-    /// The command path beside its anchor (issue 13: the speaker may add at
+    /// The command path beside its anchor (the goal: the speaker adds at
     /// most 0.1 ms at p50 over two hops of the broker floor). A `setVolume`
     /// crosses the broker twice (peer → speaker, speaker → peer), so its
     /// anchor is twice the floor's p50 from the same run:

@@ -5,9 +5,9 @@ import SpeakerProtocol
 import Testing
 import TestSupport
 
-/// Issue 11 row 8: a FIFO where `state.json`, `revision` or the config file
-/// should be used to block start-up or a SIGHUP reload forever (and SIGTERM
-/// was then ignored). Each is now refused at once with a message naming it.
+/// A FIFO where `state.json`, `revision` or the config file should be must
+/// not block start-up or a SIGHUP reload (nor keep SIGTERM from being obeyed):
+/// each is refused at once with a message naming it.
 @Suite(.serialized) struct HostileFilesTests {
     @Test func fifosAtStateJSONAndRevisionAreRefusedAndTheSpeakerRunsWithSessionWithheld() throws {
         let broker = try TestBroker()
@@ -58,7 +58,7 @@ import TestSupport
         #expect(daemon.process?.waitForExit(timeout: 10) == 0, "SIGTERM is still obeyed")
     }
 
-    /// Issue 11 row 7: a `revision` file near 2^64 used to trap at every start.
+    /// A `revision` file near 2^64, or out of range, never traps at start.
     @Test(arguments: ["18446744073709551615", "18446744073709551000", "9007199254740991", "18446744073709551616", "-5"])
     func aRevisionFileAtTheTopOrOutOfRangeNeverTraps(stored: String) throws {
         let broker = try TestBroker()

@@ -41,7 +41,7 @@ final class DirectoryWatch {
 /// times, always restarting from what the last run left: the state file is
 /// always valid, and the next start restores exactly what it holds.
 @Suite(.serialized) struct KillNineTests {
-    /// Runs: `KILL9_RUNS` (default 24; the figure in the README came from a longer run).
+    /// Runs: `KILL9_RUNS` (default 24; set it higher for a longer soak).
     var runs: Int { getenv("KILL9_RUNS").flatMap { Int(String(cString: $0)) } ?? 24 }
 
     @Test func stateFileSurvivesKillNineDuringWrites() throws {

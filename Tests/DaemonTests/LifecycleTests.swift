@@ -40,7 +40,7 @@ import SpeakerProtocol
 
         // READY came although no broker answers (MQTT may still be connecting).
         let playing = notify.wait { $0.contains("STATUS=playing \"pink\"") }
-        // Row 13 of issue 11: STATUS= names why MQTT is not connected once the first attempt has failed.
+        // STATUS= names why MQTT is not connected once the first attempt has failed.
         #expect(playing?.text.contains("level 50%, MQTT connecting") == true
                 || playing?.text.contains("level 50%, MQTT not connected: the broker's port refuses connections: Connection refused") == true,
                 "\(notify.messages.map(\.text))")

@@ -6,10 +6,10 @@ import SpeakerSystem
 import Testing
 import TestSupport
 
-/// Issue 11 with the real speaker binary and a real mosquitto: two speakers
-/// with one device id (row 9), a retained command (row 6), a 64 MiB command
-/// (row 3), a response topic aimed at the speaker's own state (row 5) and a
-/// broker that is not there (row 13).
+/// A hostile MQTT world, with the real speaker binary and a real mosquitto:
+/// two speakers with one device id, a retained command, a 64 MiB command, a
+/// response topic aimed at the speaker's own state and a broker that is not
+/// there.
 @Suite struct HostileMQTTEndToEndTests {
     func waitForLog(_ speaker: SpeakerProcess, timeout: Double, _ body: (String) -> Bool) -> Bool {
         speaker.waitForLog(timeout: timeout, until: body)
@@ -32,11 +32,11 @@ import TestSupport
             #expect(speaker.log.contains("device id \"twin\""))
             #expect(!speaker.log.contains("connection lost (7)"), "the old errno-style text is gone")
         }
-        // Backing off: the broker saw far fewer connects than the 61 in 30 s of issue 11.
+        // Backing off: far fewer connects than two speakers reconnecting without a pause would make.
         let connects = Self.count("New client connected", in: broker.log)
         print("row 9: \(connects) connects of the two speakers until both named the takeover")
         #expect(connects < 30, "\(connects) connects")
-        // Then they reconnect every 2–5 s each (issue 11 saw 61 connects in 30 s).
+        // Then they reconnect every 2–5 s each.
         _ = waitForLog(a, timeout: 20) { _ in false }
         let later = Self.count("New client connected", in: broker.log) - connects
         print("row 9: \(later) connects in the next 20 s")
@@ -67,8 +67,8 @@ import TestSupport
         Self.tearDown(peer, broker)
     }
 
-    /// Disconnects the peer while its broker still runs. A TestPeer whose
-    /// broker was stopped first crashed in libmosquitto's own loop thread
+    /// Disconnects the peer while its broker still runs: a TestPeer whose
+    /// broker is stopped first can crash in libmosquitto's own loop thread
     /// (`mosquitto_loop`, loop.c:167) at teardown with the static 2.0.21.
     static func tearDown(_ peer: TestPeer, _ broker: TestBroker) {
         peer.disconnect()
@@ -88,7 +88,7 @@ import TestSupport
         #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
         let before = try #require(residentKiB(pid: speaker.process.pid, field: "VmHWM:"))
         // Sent by mosquitto_pub in its own process: an in-process TestPeer that
-        // published 64 MiB crashed its own libmosquitto loop thread at teardown.
+        // publishes 64 MiB can crash its own libmosquitto loop thread at teardown.
         try runShell("head -c \(64 << 20) /dev/zero | tr '\\0' '{' | mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 -t '\(root)/command' -s",
                      logPath: speaker.directory + "/pub.log")
         try peer.publish(topic: "\(root)/command", string: #"{"id":"after","action":"volumeUp"}"#)

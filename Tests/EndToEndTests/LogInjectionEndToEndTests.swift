@@ -2,7 +2,7 @@ import SpeakerProtocol
 import Testing
 import TestSupport
 
-/// Issue 11 row 4, end to end: hostile commands whose action, id, sound id
+/// Log injection, end to end: hostile commands whose action, id, sound id
 /// or duplicate keys carry newlines, `<N>` priorities, NULs and terminal
 /// escapes leave exactly one well-formed line each in the speaker's log.
 @Suite(.serialized) struct LogInjectionEndToEndTests {

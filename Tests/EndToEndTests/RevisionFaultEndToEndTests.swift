@@ -5,11 +5,11 @@ import SpeakerProtocol
 import Testing
 import TestSupport
 
-/// Issue 11 row 1, end to end: the built speaker with its state directory on
-/// a real, tiny tmpfs made read-only or filled up. A subscriber must never see
-/// a `session` revision that is not greater than every one it saw before —
-/// across the fault, the recovery and a kill -9 restart. Needs root (mount);
-/// CI runs as root.
+/// Revisions under a failing disk, end to end: the built speaker with its
+/// state directory on a real, tiny tmpfs made read-only or filled up. A
+/// subscriber must never see a `session` revision that is not greater than
+/// every one it saw before — across the fault, the recovery and a kill -9
+/// restart. Needs root (mount); CI runs as root.
 @Suite(.serialized) struct RevisionFaultEndToEndTests {
     static func parse(_ m: ReceivedMessage?) -> JSONValue? { m.flatMap { try? JSONParser().parse($0.payload) } }
 

@@ -60,7 +60,7 @@ let broker = try FakeBroker(lingerSeconds: 10) { _, _ in
             p.finalConnackSent = true
             return .send(HostilePackets.validConnack)
         }
-        // The known killer first, so every run re-checks row 2.
+        // The known killer first (a CONNACK with an invalid property), so every run re-checks it.
         let packet = p.sent == 0 ? HostilePackets.Packet(bytes: HostilePackets.invalidPropertyConnack,
                                                           shape: "CONNACK/std/none/p[0]/tiny")
                                  : p.generator.next()

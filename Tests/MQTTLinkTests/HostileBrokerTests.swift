@@ -7,8 +7,10 @@ import SpeakerSystem
 import Testing
 import TestSupport
 
-/// Issue 11 against a real libmosquitto: a hostile broker (rows 2, 3, 9, 12)
-/// and the named cause of every way of not being connected (row 13).
+/// A real libmosquitto against a hostile broker (a CONNACK with an invalid
+/// property, a packet over the maximum size, a second client with the same
+/// id, failing library calls) and the named cause of every way of not being
+/// connected.
 @Suite struct HostileBrokerTests {
     /// A link that retries within milliseconds, for fake brokers.
     static func fastLink(port: UInt16, clientID: String = "ambient-speaker-test",
@@ -106,7 +108,7 @@ import TestSupport
                 "a stale errno never leaks into a code that is not MOSQ_ERR_ERRNO")
     }
 
-    // MARK: Row 13: each cause, against a real mosquitto where one can produce it.
+    // MARK: Each cause of not being connected, against a real mosquitto where one can produce it.
 
     @Test func row13_aClosedPortIsRefused() throws {
         let port = try FreePort.find()  // nothing listens there

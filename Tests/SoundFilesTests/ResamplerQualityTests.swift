@@ -4,12 +4,12 @@ import Glibc
 #endif
 @testable import SoundFiles
 
-/// The resampler's quality, measured the way README "Sounds" reports it: a
-/// 0.5 sine at the input rate, fed in 2,048-frame pieces, fitted at its
-/// frequency in the output; the residual (everything that is not the tone:
-/// images folded into the band, aliasing, noise) must stay below 16-bit
-/// output's floor, and the passband flat to 19 kHz. Fails if the filter is
-/// made cheaper at the price of audible error (libsoxr "quick" was −31 dB).
+/// The resampler's quality: a 0.5 sine at the input rate, fed in 2,048-frame
+/// pieces, fitted at its frequency in the output; the residual (everything
+/// that is not the tone: images folded into the band, aliasing, noise) must
+/// stay below 16-bit output's floor, and the passband flat to 19 kHz. Fails
+/// if the filter is made cheaper at the price of audible error (libsoxr
+/// "quick" leaves its error only 31 dB below the tone).
 @Suite struct ResamplerQualityTests {
     /// Gain (dB) of the tone and residual (dB re the tone) after resampling.
     static func measure(tone: Double, from inRate: Int, to outRate: Int, channels: Int = 1) throws -> (gain: Double, residual: Double) {
@@ -70,9 +70,9 @@ import Glibc
     }
 
     /// From 16 kHz the design lets the image through where it folds to 19.9 kHz
-    /// or above (19 kHz → 22.9 kHz, measured −14 dB): not audible, and the price
+    /// or above (19 kHz → 22.9 kHz, about −14 dB): not audible, and the price
     /// of 32 taps. The passband stays flat; the residual is that image alone,
-    /// growing towards the band's top (measured −87 / −44 / −25 / −14 dB).
+    /// growing towards the band's top (about −87 / −44 / −25 / −14 dB).
     @Test(arguments: [(16_000.0, -85.0), (17_000, -40), (18_000, -22), (19_000, -12)])
     func topOctaveIsFlatItsImageUltrasonic(tone: Double, limit: Double) throws {
         let (gain, residual) = try Self.measure(tone: tone, from: 44_100, to: 48_000)

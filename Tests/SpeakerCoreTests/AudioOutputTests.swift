@@ -41,8 +41,9 @@ import SpeakerProtocol
         #expect(fx.published("device").compactMap { $0["volume"]?["level"] } == [.number(0.6)], "0.9 was never published")
     }
 
-    /// Issue 11 row 11: a failed mixer write used to be logged only, after
-    /// the new level and an `ok` result were published (invented state).
+    /// A failed mixer write is answered with an error, and only the level the
+    /// mixer really has is published: never the new level with an `ok` result
+    /// (state the hardware does not have).
     @Test func aFailedMixerWriteIsAnsweredWithAnErrorAndPublishesOnlyTheTrueLevel() {
         var h = Harness { $0.volume.mode = .alsaMixer }
         h.send(.start(at: h.now))

@@ -7,9 +7,9 @@ extension [SpeakerEffect] {
     var warnings: [String] { logs.filter { $0.0 == .warning }.map(\.1) }
 }
 
-/// Issue 11, rows 9 and 13: why the speaker is not connected is said once
-/// when it starts and once when it clears; a session taken over again and
-/// again by a client with the same id is named (manual time throughout).
+/// Why the speaker is not connected is said once when it starts and once when
+/// it clears; a session taken over again and again by a client with the same
+/// id is named (manual time throughout).
 @Suite struct BrokerHealthTests {
     static let refused = ConnectionProblem(kind: .refused, detail: "Connection refused")
     static let badLogin = ConnectionProblem(kind: .loginRejected, detail: "Bad user name or password (134)")
@@ -130,7 +130,7 @@ extension [SpeakerEffect] {
     }
 }
 
-/// Issue 11, rows 5 and 6: retained commands and response topics.
+/// Hostile commands: retained commands and response topics.
 @Suite struct HostileCommandTests {
     @Test func row6_aRetainedCommandIsIgnoredAndLoggedOnce() {
         var h = Harness()

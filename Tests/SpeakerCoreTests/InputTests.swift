@@ -191,8 +191,7 @@ import SpeakerProtocol
     }
 
     /// play/pause toggles when pressed, both ways: it pauses while playing
-    /// and plays while paused (README "Decisions"); the release only
-    /// publishes `press`.
+    /// and plays while paused; the release only publishes `press`.
     @Test func playPauseActsWhenPressed() {
         var h = Harness()
         h.send(.start(at: h.now))

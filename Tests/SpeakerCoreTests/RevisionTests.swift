@@ -3,10 +3,10 @@ import Testing
 import SpeakerCore
 import SpeakerProtocol
 
-/// The absolute invariant (issue 11, rows 1 and 7): a subscriber never sees a
-/// `session` revision that is not greater than every revision it saw before —
-/// across restarts, power cuts and disk faults. When the speaker cannot
-/// guarantee it, it withholds `session` and says why.
+/// The absolute invariant: a subscriber never sees a `session` revision that
+/// is not greater than every revision it saw before — across restarts, power
+/// cuts and disk faults. When the speaker cannot guarantee it, it withholds
+/// `session` and says why.
 @Suite struct RevisionTests {
     static let readOnly = "open(/var/lib/ambient-speaker/.revision.tmp-1-a): Read-only file system (errno 30)"
 

@@ -1,8 +1,8 @@
 import Testing
 import SpeakerLoop
 
-/// Issue 11 row 4: untrusted text in log messages cannot forge lines,
-/// smuggle NULs or drive a terminal, and cannot make a line unbounded.
+/// Untrusted text in log messages cannot forge lines, smuggle NULs or drive a
+/// terminal, and cannot make a line unbounded.
 @Suite struct LoggerTests {
     func logged(_ message: String) -> String {
         let memory = MemoryLogBackend()

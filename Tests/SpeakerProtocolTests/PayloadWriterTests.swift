@@ -2,11 +2,11 @@ import SpeakerProtocol
 import SeededRandom
 import Testing
 
-/// The payloads write their bytes through `JSONWriter` (issue 13: no
-/// `JSONValue` tree per publication). These tests hold those bytes, over
-/// thousands of seeded random payloads, to what the tree serialiser they
-/// replaced wrote: the old payload-to-tree code and the old tree writer are
-/// kept below, verbatim but for names, as the reference. Any difference in a
+/// The payloads write their bytes through `JSONWriter` (no `JSONValue` tree
+/// per publication). These tests hold those bytes, over thousands of seeded
+/// random payloads, to what a tree serialiser writes: a payload-to-tree
+/// encoder and a recursive tree writer, kept below as the reference for the
+/// contract's bytes. Any difference in a
 /// key, its order, an escape or a number's text fails here.
 @Suite struct PayloadWriterTests {
     @Test func devicesWriteWhatTheTreeSerialiserWrote() {
@@ -51,7 +51,7 @@ import Testing
         }
     }
 
-    /// Any tree (configs, state files, discovery) writes as the old writer wrote it.
+    /// Any tree (configs, state files, discovery) writes as the reference writer does.
     @Test func treesWriteWhatTheTreeSerialiserWrote() {
         var random = PayloadRandom(seed: 0x7AEE)
         for _ in 0..<2000 {
@@ -105,8 +105,8 @@ import Testing
 
     func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
-    /// `.json` is the published bytes parsed: the same tree as the old
-    /// builder made (non-finite numbers, which are published as `null`, aside),
+    /// `.json` is the published bytes parsed: the same tree as the reference
+    /// builder makes (non-finite numbers, which are published as `null`, aside),
     /// and it writes back to the same bytes.
     func expectTreesAgree(_ json: JSONValue, _ reference: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(text(json.serialized()) == text(Reference.serialized(reference)), sourceLocation: sourceLocation)
@@ -194,8 +194,8 @@ struct PayloadRandom {
     }
 }
 
-/// The serialiser the payloads used before `JSONWriter` (commit 9018c46):
-/// each payload built a `JSONValue` tree, written recursively.
+/// The reference serialiser: each payload builds a `JSONValue` tree, written
+/// recursively.
 enum Reference {
     static func volume(_ v: VolumeDescriptor) -> JSONValue {
         switch v {

@@ -43,7 +43,7 @@ public final class TestPeer: @unchecked Sendable {
         _ = TestPeer.libraryInit
         // The callbacks get the state, never the peer: a callback holding the peer
         // could drop its last reference on the loop thread, run deinit there, and
-        // destroy the client under the running loop (seen: a crash in mosquitto_loop).
+        // destroy the client under the running loop (a crash in mosquitto_loop).
         guard let mosq = mosquitto_new(clientID, cleanStart, Unmanaged.passUnretained(state).toOpaque()) else {
             throw TestSupportError("mosquitto_new", String(cString: strerror(errno)))
         }

@@ -41,8 +41,8 @@ public struct BrokerHealth: Equatable, Sendable {
     static let ownSessionMemory = 64
 
     /// A payload's hash, fed to the hasher in one piece: `[UInt8].hashValue`
-    /// combines byte by byte, which showed in the profile of every command
-    /// (a `session` is ~600 bytes; issue 13).
+    /// combines byte by byte, and every command hashes a whole `session`
+    /// payload (several hundred bytes).
     static func digest(_ payload: [UInt8]) -> Int {
         var hasher = Hasher()
         payload.withUnsafeBytes { hasher.combine(bytes: $0) }

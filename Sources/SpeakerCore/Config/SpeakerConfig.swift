@@ -128,12 +128,15 @@ public struct AudioSection: Equatable, Sendable {
     public var crossfadeMs: Int = 1500
     /// KiB of short loops kept decoded (16-bit, output rate) so looping them
     /// costs a copy; 0 streams every file. A 30-s mono loop at 48 kHz takes
-    /// 2,813, a stereo one 5,625; the default keeps the speaker within 8 MB Pss.
+    /// 2,813, a stereo one 5,625; the default keeps the speaker within its
+    /// 8 MB Pss goal.
     public var loopMemoryKB: Int = 3072
     /// On pause, next/previous/select and a volume change, the audio queued in
     /// the device is taken back (`snd_pcm_rewind`) except this many frames,
     /// which cover re-rendering and the driver's pointer steps; 0 never
-    /// rewinds. 256 (5.3 ms at 48 kHz) by measurement: README "Decisions".
+    /// rewinds. 256 (5.3 ms at 48 kHz) is enough because the audio thread
+    /// rewinds right after a write returned, when the driver's pointer has
+    /// just moved.
     public var rewindMarginFrames: Int = 256
 }
 
