@@ -89,8 +89,11 @@ let package = Package(
         // The state, revision and config files and the notify socket, on real files.
         .testTarget(name: "SpeakerHostTests", dependencies: ["SpeakerHost", "SpeakerSystem", "SpeakerCore"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
-        // The GPIO board against the real libgpiod (v1 or v2 build); gpio-sim chips only in Tests/HIL.
-        .testTarget(name: "GPIOBoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"]),
+        // The Board module: the simulated board, its control socket, the amp stepper, the edge
+        // reorder, and the libgpiod board replayed from traces recorded on gpio-sim (Tests/HIL)
+        // on the manual-time loop; the real libgpiod (v1 or v2 build) for chip enumeration.
+        .testTarget(name: "BoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"],
+                    exclude: ["Traces"]),
         // The whole runtime (core + services) on the manual-time loop, with in-memory audio and MQTT behind their ports.
         .testTarget(name: "SpeakerRuntimeTests", dependencies: ["SpeakerRuntime", "SpeakerPorts", "SpeakerLoop", "SpeakerCore",
                                                                 "SpeakerProtocol", "SpeakerSystem", "SpeakerHost", "Board", "AudioALSA",

@@ -6,19 +6,6 @@ import CGPIOD
 import SpeakerSystem
 import Synchronization
 
-/// One drain of one input line's kernel queue, as the reader thread took it.
-struct EdgeRead: Sendable {
-    /// Index of the line in the reader's request list.
-    var input: Int
-    /// CLOCK_MONOTONIC nanoseconds right after the drain (and the re-read).
-    var readAt: UInt64
-    var events: [LineLevelResync.Event]
-    /// The line's level read after a drain that may have lost edges.
-    var reread: Bool?
-    /// errno of a read that failed (the chip is gone); the thread then stops.
-    var error: Int32?
-}
-
 /// Drains the input lines' kernel edge queues on a thread of its own, at
 /// SCHED_FIFO priority 40 where allowed (below the kernel's GPIO interrupt
 /// threads at 50 and the audio thread at 70), and hands the edges to the

@@ -2,21 +2,23 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CGPIOD
 import SpeakerCore
 import SpeakerSystem
 
 /// The real board (`board.kind: "gpio"`): requests the configured lines
-/// through libgpiod (v1 or v2, chosen at build time in CGPIOD), by **name**
+/// through libgpiod (v1 or v2, chosen at build time in CGPIOD; every access
+/// goes through a ``GPIOLineAccess``, live ``LibGPIODLines``), by **name**
 /// across all chips. Inputs report both edges with kernel (monotonic)
 /// timestamps, the configured bias and polarity, and — where the API has it
 /// (v2) — a short kernel debounce on the buttons; the core's software
 /// debounce and quadrature decoder always run on top. One reader thread
 /// (``EdgeReaderThread``, real-time where allowed) drains every input's kernel
-/// queue as soon as an edge is queued and wakes the main ``EventLoop``, which
+/// queue as soon as an edge is queued and wakes the event loop, which
 /// gives one ``LineEdge`` per edge to `onEdge` (``LineLevelResync`` adds one
 /// where edges were lost), in kernel timestamp order across lines, 3 ms after
-/// the edge (``EdgeReorder``).
+/// the edge (``EdgeReorder``). The edges keep the kernel's timestamps; when
+/// they are released is decided on the loop's clock (`loop.now()`), so on
+/// ``ManualEventLoop`` with a ``ReplayedGPIOLines`` it runs exactly.
 /// In `gpio-step` volume mode it also holds the amp's UP/DOWN lines as
 /// outputs (``AmpStepLines``). A chip that goes away while running (read
 /// error, hang-up, or its `/dev` node deleted) is reported once to
@@ -30,45 +32,49 @@ public final class GPIOBoard: AmpStepLines {
     private struct Input {
         var role: InputLine
         var location: GPIOLineLocation
-        var request: OpaquePointer
+        var request: GPIORequestID
     }
     private struct Output {
         var location: GPIOLineLocation
-        var request: OpaquePointer
+        var request: GPIORequestID
     }
 
-    private let loop: EventLoop
+    private let loop: any EventLoopProtocol
+    private let lines: any GPIOLineAccess
     private let logger: Logger
     private let onEdge: (LineEdge) -> Void
     private let onFailure: (GPIOError) -> Void
     private var inputs: [Input] = []
     private var outputs: [Bool: Output] = [:]  // true = UP
-    private var devWatch: (watch: DirectoryDeletionWatch, registration: EventLoop.Registration)?
+    private var devWatch: (watch: DirectoryDeletionWatch, registration: LoopRegistration)?
     private var failed = false
-    private var reader: EdgeReaderThread?
-    private var readerRegistration: EventLoop.Registration?
+    private var readerRunning = false
+    private var readerRegistration: LoopRegistration?
     private var resync = LineLevelResync()
     private var reportedPriority = false
     /// Edges wait `reorderWindowNs` after their kernel timestamp, so that the
     /// lines' separate queues merge in order (``EdgeReorder``).
     private var reorder = EdgeReorder(windowNs: GPIOBoard.reorderWindowNs)
-    private var reorderTimer: EventLoop.TimerID?
+    private var reorderTimer: LoopTimerID?
     /// 3 ms: more than the spread between two lines' kernel queues seen in
     /// the HIL VM under load, well inside the knob's 30 ms response budget.
     public static let reorderWindowNs: UInt64 = 3_000_000
 
-    /// Finds and requests every configured line; throws ``GPIOError`` (unknown
-    /// line → exit 1; permission, busy line, … → exit 2). Logs the resolved
-    /// wiring once.
-    public init(config: SpeakerConfig, loop: EventLoop, logger: Logger, chipDirectory: String = "/dev",
+    /// Finds and requests every configured line through `lines`; throws
+    /// ``GPIOError`` (unknown line → exit 1; permission, busy line, … → exit 2).
+    /// Logs the resolved wiring once.
+    public init(config: SpeakerConfig, loop: any EventLoopProtocol, logger: Logger, chipDirectory: String = "/dev",
+                lines: any GPIOLineAccess = LibGPIODLines(),
                 onEdge: @escaping (LineEdge) -> Void, onFailure: @escaping (GPIOError) -> Void) throws(GPIOError) {
         self.loop = loop
+        self.lines = lines
         self.logger = logger
         self.onEdge = onEdge
         self.onFailure = onFailure
         let i = config.inputs
         var wanted: [(InputLine, String, Bool, LineBias, Int)] = []
-        let buttonDebounce = GPIOChips.hasKernelDebounce ? min(Self.maxKernelDebounceMicroseconds, i.debounceMs * 250) : 0
+        let library = lines.library
+        let buttonDebounce = library.hasKernelDebounce ? min(Self.maxKernelDebounceMicroseconds, i.debounceMs * 250) : 0
         wanted.append((.playPause, i.playPause.line, i.playPause.activeLow, i.playPause.bias, buttonDebounce))
         wanted.append((.next, i.next.line, i.next.activeLow, i.next.bias, buttonDebounce))
         wanted.append((.previous, i.previous.line, i.previous.activeLow, i.previous.bias, buttonDebounce))
@@ -78,11 +84,12 @@ public final class GPIOBoard: AmpStepLines {
         let step = config.volume.mode == .gpioStep ? config.volume.gpioStep : nil
         var names = wanted.map { $0.1 }
         if let step { names += [step.up, step.down] }
-        let found = try GPIOChips.locate(names, directory: chipDirectory)
+        let found = try lines.locate(names, directory: chipDirectory)
         do throws(GPIOError) {
             for (role, name, activeLow, bias, debounce) in wanted {
                 guard let location = found[name] else { throw GPIOError.unknownLine(name: name, chips: []) }
-                let request = try Self.requestInput(location, activeLow: activeLow, bias: bias, debounceMicroseconds: debounce)
+                let settings = GPIOInputSettings(activeLow: activeLow, bias: bias, debounceMicroseconds: debounce)
+                let request = try lines.requestInput(location, settings, consumer: Self.consumer)
                 inputs.append(Input(role: role, location: location, request: request))
                 logger.info("\(role.rawValue): \(location), \(bias.rawValue), \(activeLow ? "active-low" : "active-high"), "
                     + "both edges, kernel debounce \(debounce) µs")
@@ -91,7 +98,7 @@ public final class GPIOBoard: AmpStepLines {
                 for (up, name) in [(true, step.up), (false, step.down)] {
                     guard let location = found[name] else { throw GPIOError.unknownLine(name: name, chips: []) }
                     outputs[up] = Output(location: location,
-                                         request: try Self.requestOutput(location, activeLow: step.activeLow))
+                                         request: try lines.requestOutput(location, activeLow: step.activeLow, consumer: Self.consumer))
                     logger.info("amp \(up ? "UP" : "DOWN"): \(location), output, \(step.activeLow ? "active-low" : "active-high")")
                 }
             }
@@ -99,25 +106,16 @@ public final class GPIOBoard: AmpStepLines {
             releaseAll()
             throw error
         }
-        for index in inputs.indices {
-            do throws(SystemError) {
-                try Descriptors.setNonBlocking(cgpiod_request_fd(inputs[index].request))
-            } catch {
-                releaseAll()
-                throw Self.requestError(inputs[index].location, errno: error.errno)
-            }
-        }
-        do throws(SystemError) {
-            let reader = try EdgeReaderThread(requests: inputs.map(\.request), queueSize: Int(cgpiod_event_queue_size()))
-            readerRegistration = loop.addReader(fd: reader.ready.fd) { [unowned self] in self.takeReads() }
-            self.reader = reader
-            try reader.start()
+        do throws(GPIOError) {
+            let ready = try lines.startReader(inputs.map(\.request))
+            readerRunning = true
+            readerRegistration = loop.addReader(fd: ready) { [unowned self] in self.takeReads() }
         } catch {
             releaseAll()
-            throw GPIOError.reader(errno: error.errno)
+            throw error
         }
         watchChipNodes(directory: chipDirectory)
-        logger.info("gpio board: \(GPIOChips.libraryDescription), \(inputs.count) inputs, \(outputs.count) outputs")
+        logger.info("gpio board: \(library.description), \(inputs.count) inputs, \(outputs.count) outputs")
     }
 
     deinit { releaseAll() }
@@ -129,8 +127,8 @@ public final class GPIOBoard: AmpStepLines {
 
     public func drive(up: Bool, active: Bool, at: UInt64) throws(GPIOError) {
         guard let output = outputs[up] else { return }
-        if cgpiod_request_set(output.request, active ? 1 : 0) < 0 {
-            throw GPIOError.output(line: output.location.line.name, location: "\(output.location.chip.name) line \(output.location.line.offset)", errno: errno)
+        if let e = lines.setOutput(output.request, active: active) {
+            throw GPIOError.output(line: output.location.line.name, location: "\(output.location.chip.name) line \(output.location.line.offset)", errno: e)
         }
     }
 
@@ -139,8 +137,9 @@ public final class GPIOBoard: AmpStepLines {
     /// The reader thread has drained some queues: each drain's edges (with
     /// the level put right where edges were lost) go through the reorder window.
     private func takeReads() {
-        guard !failed, let reader else { return }
-        let (reads, realtime) = reader.take()
+        guard !failed, readerRunning else { return }
+        let taken = lines.takeReads()
+        let reads = taken.reads, realtime = taken.realtime
         if let realtime, !reportedPriority {
             reportedPriority = true
             if realtime { logger.info("gpio reader thread runs SCHED_FIFO priority \(EdgeReaderThread.priority)") } else {
@@ -164,7 +163,7 @@ public final class GPIOBoard: AmpStepLines {
             let before = resync.resyncs
             edges += resync.edges(line: input.role, events: read.events, reread: read.reread, rereadAt: read.readAt)
             if resync.resyncs > before {
-                logger.warning("\(input.location): edges were lost (the kernel queue of \(cgpiod_event_queue_size()) was full); level re-read and put right")
+                logger.warning("\(input.location): edges were lost (the kernel queue of \(lines.library.eventQueueSize) was full); level re-read and put right")
             }
         }
         reorder.add(edges)
@@ -176,7 +175,7 @@ public final class GPIOBoard: AmpStepLines {
     private func deliverDueEdges() {
         if let timer = reorderTimer { loop.cancel(timer) }
         reorderTimer = nil
-        for edge in reorder.release(now: MonotonicClock.now()) {
+        for edge in reorder.release(now: loop.now()) {
             logger.debug("edge \(edge)")
             onEdge(edge)
         }
@@ -191,7 +190,7 @@ public final class GPIOBoard: AmpStepLines {
     private func fail(_ error: GPIOError) {
         guard !failed else { return }
         failed = true
-        reader?.stop()
+        stopReader()
         if let readerRegistration { loop.remove(readerRegistration) }
         readerRegistration = nil
         onFailure(error)
@@ -230,53 +229,23 @@ public final class GPIOBoard: AmpStepLines {
         }
     }
 
-    // MARK: Requests
-
-    private static func requestInput(_ location: GPIOLineLocation, activeLow: Bool, bias: LineBias,
-                                     debounceMicroseconds: Int) throws(GPIOError) -> OpaquePointer {
-        let cBias: cgpiod_bias
-        switch bias {
-        case .pullUp: cBias = CGPIOD_BIAS_PULL_UP
-        case .pullDown: cBias = CGPIOD_BIAS_PULL_DOWN
-        case .disabled: cBias = CGPIOD_BIAS_DISABLED
-        case .asIs: cBias = CGPIOD_BIAS_AS_IS
-        }
-        guard let request = cgpiod_request_input(location.chip.path, UInt32(location.line.offset), consumer, cBias,
-                                                 activeLow ? 1 : 0, UInt(debounceMicroseconds)) else {
-            throw requestError(location, errno: errno)
-        }
-        return request
-    }
-
-    private static func requestOutput(_ location: GPIOLineLocation, activeLow: Bool) throws(GPIOError) -> OpaquePointer {
-        guard let request = cgpiod_request_output(location.chip.path, UInt32(location.line.offset), consumer, activeLow ? 1 : 0, 0) else {
-            throw requestError(location, errno: errno)
-        }
-        return request
-    }
-
-    /// The request error, naming the consumer that holds a busy line.
-    private static func requestError(_ location: GPIOLineLocation, errno e: Int32) -> GPIOError {
-        var holder: String?
-        if e == EBUSY, let chip = try? GPIOChips.describe(path: location.chip.path), location.line.offset < chip.lines.count {
-            holder = chip.lines[location.line.offset].consumer
-        }
-        return .request(line: location.line.name, location: "\(location.chip.name) line \(location.line.offset)",
-                        path: location.chip.path, errno: e, consumer: holder)
-    }
-
     private func releaseAll() {
         if let timer = reorderTimer { loop.cancel(timer) }
         reorderTimer = nil
-        reader?.stop()  // joined: the requests are ours again
-        reader = nil
+        stopReader()  // the requests are ours again
         if let readerRegistration { loop.remove(readerRegistration) }
         readerRegistration = nil
-        for input in inputs { cgpiod_request_release(input.request) }
+        for input in inputs { lines.release(input.request) }
         inputs.removeAll()
-        for output in outputs.values { cgpiod_request_release(output.request) }
+        for output in outputs.values { lines.release(output.request) }
         outputs.removeAll()
         if let devWatch { loop.remove(devWatch.registration) }
         devWatch = nil  // closes the inotify descriptor
+    }
+
+    private func stopReader() {
+        guard readerRunning else { return }
+        readerRunning = false
+        lines.stopReader()
     }
 }

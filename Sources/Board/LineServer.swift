@@ -54,18 +54,19 @@ public final class LineServer {
         init(fd: Int32) { self.fd = fd }
     }
 
-    /// Binds and listens on `path` and starts accepting on `loop`.
+    /// Binds and listens on `path` and starts accepting on `loop`. Client
+    /// idleness is measured on `clock`, by default the loop's own clock.
     /// Throws a ``SystemError`` naming the path if it cannot.
     public init(
         path: String, loop: EventLoop, logger: Logger, maxLineBytes: Int = 1024,
         maxClients: Int = 32, idleTimeoutMilliseconds: Int = 60_000,
-        clock: @escaping () -> UInt64 = { MonotonicClock.now() },
+        clock: (() -> UInt64)? = nil,
         handler: @escaping (String) -> String
     ) throws(SystemError) {
         self.path = path
         self.maxClients = max(1, maxClients)
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
-        self.clock = clock
+        self.clock = clock ?? { [unowned loop] in loop.now() }
         self.loop = loop
         self.logger = logger
         self.maxLineBytes = maxLineBytes

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#if canImport(Glibc)
+import Glibc
+#endif
 import SpeakerCore
 import SpeakerSystem
 import SpeakerHost
@@ -63,7 +66,8 @@ enum Launch {
                 return { server.close() }
             },
             openGPIO: { onEdge, onFailure throws(GPIOError) in
-                try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), onEdge: onEdge, onFailure: onFailure)
+                try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), lines: gpioLines(loop: loop, logger: logger),
+                              onEdge: onEdge, onFailure: onFailure)
             })
         let mixer = config.volume.mode == .alsaMixer
             ? MixerControl.opener(card: config.volume.mixer.card, element: config.volume.mixer.element, loop: loop, logger: logger)
@@ -80,5 +84,21 @@ enum Launch {
             frontEnds: demo ? [DemoConsole(loop: loop, board: board)] : [],
             mqtt: MQTTService(client: link, config: config, loop: loop, logger: logger))
         return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
+    }
+
+    /// The board's libgpiod access: live, or — when the environment variable
+    /// `AMBIENT_SPEAKER_GPIO_TRACE` names a file — live and recorded there as a
+    /// ``GPIOTrace`` (how the HIL VM records traces for Tests/BoardTests).
+    static func gpioLines(loop: EventLoop, logger: Logger) -> any GPIOLineAccess {
+        let live = LibGPIODLines()
+        guard let path = getenv("AMBIENT_SPEAKER_GPIO_TRACE").map({ String(cString: $0) }), !path.isEmpty else { return live }
+        do throws(SystemError) {
+            let recording = try RecordingGPIOLines(wrapping: live, clock: { [unowned loop] in loop.now() }, path: path)
+            logger.notice("gpio: recording every libgpiod access to \(path) (AMBIENT_SPEAKER_GPIO_TRACE)")
+            return recording
+        } catch {
+            logger.warning("gpio: cannot record to \(path) (AMBIENT_SPEAKER_GPIO_TRACE): \(error); not recording")
+            return live
+        }
     }
 }

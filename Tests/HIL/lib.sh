@@ -81,7 +81,7 @@ hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
   printf 'root:x:0:\naudio:x:29:\nmosquitto:x:101:\ngpio:x:997:\nspeaker:x:1000:\nnogroup:x:65534:\n' > "$stage/etc/group"
   printf '127.0.0.1 localhost\n' > "$stage/etc/hosts"
   install -m 755 "$here/guest/init" "$stage/init"
-  install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/latency.sh" "$here/guest/as-speaker" "$stage/hil/"
+  install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/latency.sh" "$here/guest/gpio-traces.sh" "$here/guest/as-speaker" "$stage/hil/"
   install -m 644 "$here"/guest/*.json "$stage/hil/"
   echo "$label" > "$stage/hil/variant"
   (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs-$label.cpio.gz" || return 1
@@ -107,6 +107,7 @@ hil_boot() {  # label, seconds, qemu command...
   qrc=$?
   set -e
   tr -d '\r' < "$log" | grep -E '^HIL (PASS|FAIL|INFO|BENCH|BOOTED)' || true
+  hil_gpio_traces "$label" "$log"
   result="$(tr -d '\r' < "$log" | sed -n "s/^HIL RESULT \[$label\] \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p" | tail -1)"
   if [ -z "$result" ]; then
     hil_host_fail "$label" vm "no result from the VM (qemu exit $qrc, timeout ${seconds} s); last console lines:"
@@ -119,6 +120,20 @@ hil_boot() {  # label, seconds, qemu command...
     fi
   fi
   echo "hil: $label VM ran $(( $(date +%s) - t0 )) s" >&2
+}
+
+# Writes the gpio traces a VM printed (HIL_GPIO_TRACE=1: "HIL GPIOTRACE [label]
+# name | line") to $work/gpio-traces/label/name.trace, one file per scenario.
+hil_gpio_traces() {  # label, console log
+  local dir="$work/gpio-traces/$1" lines="$work/gpio-traces-$1.lines" name
+  tr -d '\r' < "$2" | sed -n "s/^HIL GPIOTRACE \[$1\] //p" > "$lines"
+  [ -s "$lines" ] || { rm -f "$lines"; return 0; }
+  rm -rf "$dir"; mkdir -p "$dir"
+  for name in $(sed -n 's/^\([^ ]*\) | .*/\1/p' "$lines" | sort -u); do
+    sed -n "s/^$name | //p" "$lines" > "$dir/$name.trace"
+  done
+  rm -f "$lines"
+  echo "hil: gpio traces of $1 in $dir: $(cd "$dir" && echo *.trace)" >&2
 }
 
 # The last line of every HIL run; fails unless something passed and nothing failed.

@@ -170,6 +170,9 @@ if grep -q 'hil.latency=1' /proc/cmdline; then
     case "$V" in *v2) LATENCY_CONFIGS="default small norewind" . /hil/latency.sh ;; esac
 fi
 
+# --- 3c. gpio traces for the replay tests, only on request (gpio-traces.sh) -------
+if grep -q 'hil.gpiotrace=1' /proc/cmdline; then . /hil/gpio-traces.sh; fi
+
 # --- 4. alsa-mixer: the level drives snd-dummy's Master element (mixer.sh) -------
 . /hil/mixer.sh
 
