@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 // ambient-speaker: Swift firmware for a Raspberry Pi ambience speaker.
 // Dependencies point one way: executable -> adapters -> ports -> core. Only the
 // adapter modules import C; SpeakerCore, SpeakerProtocol, Ambience, SpeakerLoop,

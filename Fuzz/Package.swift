@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer targets for the speaker's untrusted inputs. A separate package so
 // the main build never links an executable without `main` (libFuzzer brings
 // its own). Build and run: see DEVELOPERS.md or scripts/fuzz.

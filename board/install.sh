@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ambient-speaker installer for Raspberry Pi OS Lite 64-bit (Debian trixie,
 # or bookworm with libgpiod 1.6). Run as root from a clone or next to a .deb:
 #
@@ -86,7 +87,7 @@ while (($#)); do
     --no-start) start=0; shift ;;
     --uninstall) uninstall=1; shift ;;
     --purge) purge=1; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Accelerated soak of the built speaker (issue 11): scripts/soak HOURS.
 
 Runs `ambient-speaker run` with the simulated board (control socket), a FIFO

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The parts scripts/soak.py drives: a private mosquitto, a subscriber that
 checks revisions as they arrive, a drained FIFO pcm, a small tmpfs state
 directory, and the command mix (valid and hostile payloads)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the broker-to-client byte stream through libmosquitto's
  * packet reader, as the speaker links it (scripts/build-libmosquitto,
  * SANITIZE=fuzzer: the library itself is built with ASan and coverage).

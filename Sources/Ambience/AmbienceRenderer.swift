@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Mixes the current sound source(s) with transport fades, equal-power
 /// crossfades and a ramped volume gain, producing stereo interleaved output.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Brown (red) noise, −6 dB/octave: white noise through a leaky integrator
 /// (corner ≈ 15 Hz, so it cannot wander) followed by a DC blocker (≈ 5 Hz).
 /// Left and right are independent. RMS ≈ 0.1.

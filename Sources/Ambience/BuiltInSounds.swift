@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A generated sound that needs no file: a stable id, a display name, a
 /// one-line summary and a factory for its source.
 public struct BuiltInSound: Sendable, Equatable {

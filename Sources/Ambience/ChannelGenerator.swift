@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One channel of a generated sound: the next sample on each call. Value
 /// types, owned by their `SoundSource`; real-time safe (no allocation).
 protocol ChannelGenerator {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The few transcendental functions the DSP needs (filter coefficients,
 /// droplet oscillators, the equal-power crossfade, the volume curve), in pure
 /// Swift so that this module imports no C library. Double precision to within

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The renderer's master stage: the transport fade (position p in [0, 1],
 /// gain = smoothstep(p)) and the linear volume gain, each ramped per frame.
 ///

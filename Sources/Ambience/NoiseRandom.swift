@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A small, fast, seeded PCG32 generator for noise (not for cryptography).
 ///
 /// A value type: each generator owns its state, so two channels with two

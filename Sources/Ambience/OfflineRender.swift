@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Renders sounds without a device, exactly as the player does (same renderer,
 /// same gain and conversion): for the `render` command and for benchmarks.
 /// Runs on the calling thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Pink noise (−3 dB/octave) from Paul Kellet's refined filter: white noise
 /// through a sum of six one-pole low-passes, accurate to ±0.05 dB above ~10 Hz
 /// at 44.1–48 kHz. Left and right use independent generators. RMS ≈ 0.1.

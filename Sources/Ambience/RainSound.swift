@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A rain-like texture: a band-limited noise bed whose level drifts slowly,
 /// plus sparse random droplets (short decaying pings with a noisy attack).
 /// Each channel has its own bed, drift and droplets, so the field sounds wide.

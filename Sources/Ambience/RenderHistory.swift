@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the renderer has recently produced, so that frames already queued in
 /// the device can be rewound and rendered again with a new state.
 ///

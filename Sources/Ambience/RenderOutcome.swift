@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What one `AmbienceRenderer.render` call tells its caller (the audio thread).
 public struct RenderOutcome: Sendable, Equatable {
     /// The transport is paused and its fade-out has completed: this output and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The sources the renderer has dropped (a crossfade's old voice, a replaced
 /// or deferred source), parked until the owner takes them back with
 /// `AmbienceRenderer.takeRetired()`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Block kernels of the output path: float → S16 with gain, clamping and
 /// rounding, written so the compiler vectorizes them (no traps, no branches).
 /// Any thread; real-time safe (no allocation, no locks).

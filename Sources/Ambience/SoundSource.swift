@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A producer of stereo audio, pulled by the audio thread.
 ///
 /// Sources are created on the main thread and then handed to the audio thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A surf-like texture: waves that swell and recede every 6–13 s. Noise is
 /// shaped by a slow, irregular envelope (each wave has its own length, height
 /// and rise time) and by a low-pass that opens as a wave builds and closes as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The perceptual volume curve of the software volume mode. Any thread.
 ///
 /// A level in [0, 1] maps to gain_dB = −50·(1 − level): level 1 is 0 dB (unity),

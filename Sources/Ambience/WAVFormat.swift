@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// RIFF/WAVE helpers for offline rendering. Any thread.
 public enum WAVFormat {
     /// The 44-byte canonical header of a PCM S16LE WAV file holding `frames`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// White noise: flat spectrum, uniform amplitude, independent left and right.
 ///
 /// Level: uniform amplitude A has RMS A/√3; A = 0.1·√3 ≈ 0.17 gives RMS 0.1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CALSA
 
 /// A failed ALSA (or supporting system) call: which device, which C function,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CALSA
 
 /// ALSA device discovery, for `ambient-speaker devices` and the demo's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's requests and reports are the audio port's values; its clients
 // see them with the engine.
 @_exported import SpeakerPorts

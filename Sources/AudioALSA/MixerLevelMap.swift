@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Maps the speaker's level in [0, 1] to a mixer element's dB and back, with
 /// the same perceptual curve as the software volume (`VolumeCurve`): level 1
 /// is the element's top, each 0.1 below it is 5 dB less, level 0 is mute.

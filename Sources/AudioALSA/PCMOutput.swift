@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The pcm the audio thread renders into: in the speaker always an
 /// `ALSAPlayback` (alsa-lib). A port for one reason: the rewind fallback must
 /// be testable. The pcms alsa-lib offers without a sound card have no clock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerSystem
 
 /// Keeps the audio thread from running more than about a buffer ahead of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// A bounded single-producer / single-consumer lock-free ring buffer.

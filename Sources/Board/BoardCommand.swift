@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// One text command of the simulated board (`board.controlSocket` and the

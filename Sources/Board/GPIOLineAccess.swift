@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// One line request handed out by a ``GPIOLineAccess`` (its index there).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// A recording of every access ``GPIOBoard`` made to libgpiod: one line of

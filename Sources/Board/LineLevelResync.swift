@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// Turns one drain of one line's kernel queue into ``LineEdge``s, and puts the

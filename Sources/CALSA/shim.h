@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <alsa/asoundlib.h>
 // The audio adapter's thread wake-ups: eventfd(2) is not exported by Swift's
 // Glibc module, so it comes in through this header (no code, only declarations).

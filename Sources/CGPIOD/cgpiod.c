@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgpiod: libgpiod v1/v2 behind one small API (see include/cgpiod.h).
 // GPIOD_LINE_BULK_MAX_LINES is defined only by the v1 header.
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libsoxr (Debian: libsoxr-dev): the resampler that converts file sounds to
 // the output rate. Declarations only, plus macros turned into functions.
 #include <soxr.h>

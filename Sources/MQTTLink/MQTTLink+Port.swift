@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link's events, publish outcomes and errors are the MQTT port's values;
 // its clients see them with the link.
 @_exported import SpeakerPorts

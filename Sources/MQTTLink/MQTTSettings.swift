@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How the speaker reaches its broker. A plain value: build it from the
 /// validated config on the main thread and hand it to `MQTTLink.init`.
 public struct MQTTSettings: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The reconnect schedule: capped exponential backoff with jitter.
 ///
 /// Attempt *k* (0-based, counted since the last established connection)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CFLAC
 
 /// A FLAC file decoded with libFLAC's stream decoder directly, to floats in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Ambience
 
 /// A sound file as a `SoundSource`: looped seamlessly, at the output rate,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// The decoder and read-ahead ring behind one streamed `FileSound`.

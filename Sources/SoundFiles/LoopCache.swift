@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// How many bytes of decoded loops (`LoopCache`) may be held at once, shared

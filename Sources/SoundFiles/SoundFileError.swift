@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a sound file cannot be used: the path and a reason for people
 /// (libsndfile's or libsoxr's own text where they gave one). Any thread.
 public struct SoundFileError: Error, CustomStringConvertible, Sendable, Equatable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CSoxr
 
 /// A streaming float resampler from a file's rate to the output rate, in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// Home Assistant MQTT *device-based* discovery for this speaker: one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// The Home Assistant device triggers for the speaker's physical inputs:

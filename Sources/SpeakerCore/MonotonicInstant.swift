@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A point on the monotonic clock (CLOCK_MONOTONIC), in nanoseconds.
 ///
 /// The core never reads a clock: every instant comes in with an action, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// Reloading the configuration (SIGHUP): the keys that can change while the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One MQTT publication the core wants sent.
 public struct Publication: Equatable, Sendable {
     public var topic: String

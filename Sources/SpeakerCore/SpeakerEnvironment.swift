@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A wall-clock reading (CLOCK_REALTIME): seconds and milliseconds since the Unix epoch.
 public struct WallClockReading: Equatable, Sendable {
     public var seconds: Int64

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A reader or writer registration in an event loop, for `remove(_:)`.
 public struct LoopRegistration: Hashable, Sendable {
     /// The loop's own number for it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
 /// Severity of a log line, numbered as sd-daemon(3) priorities so journald

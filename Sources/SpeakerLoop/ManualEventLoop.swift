@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The manual-time twin of ``EventLoop`` (as NIO's `EmbeddedEventLoop`):
 /// nothing happens by itself. Time moves only in ``advanceTime(byMilliseconds:)``
 /// / ``advanceTime(to:)``, which fire the timers that fall due in deadline

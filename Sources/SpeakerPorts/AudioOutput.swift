@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Ambience
 
 /// The audio engine as the audio service drives it: the ALSA engine (its own

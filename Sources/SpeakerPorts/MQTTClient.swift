@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// The MQTT connection as the MQTT service drives it: the libmosquitto link

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// Where the persisted state (last sound, level, playback intent) is kept,

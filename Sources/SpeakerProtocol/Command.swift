@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An action a caller may ask for on the `command` topic.
 public enum CommandAction: String, CaseIterable, Equatable, Sendable {
     case play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Turns a raw `command` payload into a `CommandEnvelope` or a precise
 /// `CommandRejection` (mqtt-contract.md, "command"). Never traps on any input.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The error codes a `command/result` can carry (mqtt-contract.md).
 public enum CommandErrorCode: String, CaseIterable, Equatable, Sendable {
     case malformed

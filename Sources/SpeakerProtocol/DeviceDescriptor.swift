@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How the speaker's volume can be controlled, as published in `device.volume`.
 ///
 /// `absolute` means the speaker knows and sets a level; `relative` means the

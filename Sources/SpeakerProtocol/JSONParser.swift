@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a JSON text could not be parsed, and the byte offset where it went wrong.
 public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
     public var offset: Int

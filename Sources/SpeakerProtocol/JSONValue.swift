@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A JSON document as a Swift value, with member order preserved.
 ///
 /// The speaker parses commands and configuration into `JSONValue` first so it

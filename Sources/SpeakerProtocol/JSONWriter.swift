@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Compact JSON text written straight into bytes: the one place that decides
 /// how the speaker writes a string, a number or a separator.
 ///

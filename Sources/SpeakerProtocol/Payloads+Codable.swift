@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `Codable` conformances for the contract's payloads, for clients that use
 // Foundation's JSONEncoder/JSONDecoder (an iOS app extension, a server).
 // Each payload has one serialiser, its `write(to:)` through `JSONWriter`

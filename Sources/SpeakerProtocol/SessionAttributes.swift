@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The retained `session` payload: what a server forwards to the phone as the
 /// remote media session's attributes (mqtt-contract.md, "session").
 public struct SessionAttributes: Equatable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The topics of one speaker under its root `{prefix}/{deviceId}`
 /// (mqtt-contract.md, "Topics"), and the payloads of its availability topic.
 ///

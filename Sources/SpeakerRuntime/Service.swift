@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// One seam of the speaker (audio, board, MQTT, persistence, systemd): the

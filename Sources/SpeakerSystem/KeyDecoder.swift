@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A key read from the terminal by ``TerminalKeys``.
 public enum Key: Hashable, Sendable {
     case space, enter, escape, backspace, tab

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The one writer to standard error (fd 2), for log lines and for the
 /// command-line tools' messages alike: unbuffered, the whole text in one
 /// `write(2)` (short writes retried through the funnel), so lines from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Board
 
 /// The GPIO part of `devices`: every chip (`/dev/gpiochipN`, label, line

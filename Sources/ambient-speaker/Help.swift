@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Help texts for `--help` and `COMMAND --help`.
 enum Help {
     static let general = """

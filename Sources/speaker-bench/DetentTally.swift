@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Counts detents a decoder reported against the detents the input really
 /// contained, per direction, and turns the difference into missed and ghost
 /// detents. Value type; one thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
 
 /// Decoding speed of the knob path: how many quadrature edges per second

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Latency samples in nanoseconds and their nearest-rank percentiles in
 /// milliseconds. Value type; one thread.
 struct LatencySamples {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SeededRandom
 
 /// One quadrature phase change: which phase (A or B) and its new logical

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Ambience
 
 /// How much faster than real time the player's render path runs on this CPU:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerSystem
 
 /// Times a piece of work several times on the monotonic clock and keeps the

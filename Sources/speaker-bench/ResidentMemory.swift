@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerSystem
 
 /// Reads a process's resident set size from `/proc/<pid>/status`. Any thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Just enough reading of the speaker's `session` payload for the latency
 /// benchmark, without a JSON library (the bench does not depend on
 /// SpeakerProtocol): the scalar after a key. Pure; any thread.

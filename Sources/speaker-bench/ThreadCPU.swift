@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerSystem
 
 /// CPU time per thread of a process, from `/proc/<pid>/task/<tid>/schedstat`

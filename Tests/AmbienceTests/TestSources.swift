@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Ambience
 
 /// A source that outputs a constant value on both channels, so envelopes can be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recorded in the HIL VM (HIL_TRACE=1 Tests/HIL/run, x86-64, host CPU load beside
 // the VM), by hil-probe (every pull it wrote) and by the speaker's debug log (every
 // drain of a line's kernel queue, with each edge's type and kernel timestamp).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the HIL entry points (Tests/HIL/run for x86-64, Tests/HIL/run-arm64):
 # host packages, staging an initramfs around one speaker binary, booting it under
 # qemu and adding up the checks it prints on the serial console. Sourced, not run;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hil-probe: the outside world of the HIL VM, as one small static binary.
 // It drives gpio-sim lines with real timing (sysfs `pull`), measures pulses on
 // gpio-sim outputs (sysfs `value`) and the level of captured audio, which the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Anchors for the Home Assistant latency benchmark, measured in the same run
 (check.py runs this in the trixie root, with Home Assistant's own paho-mqtt):
 the broker's QoS 1 round trip (publish -> this client's own subscription

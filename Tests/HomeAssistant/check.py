@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A real Home Assistant (in the cached trixie root) against the built
 speaker and a private mosquitto, checked from Home Assistant's side.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The parts Tests/HomeAssistant/check.py drives, with Python's standard
 library only (it runs on the host, beside the speaker it starts): a private
 mosquitto, a topic recorder (mosquitto_sub with QoS and retain flags), a

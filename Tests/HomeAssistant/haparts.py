@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The programs Tests/HomeAssistant/check.py starts and drives: the built
 speaker (simulated board, FIFO pcm) and Home Assistant in the trixie root,
 its onboarding and config flows through the REST API, and registry look-ups

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Prints the PyPI requirements of the Home Assistant integrations this test
 starts (HA's always-loaded sets from bootstrap, plus the names given), with
 their dependencies and after-dependencies, read from the installed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Screenshots of the Home Assistant under test: a dashboard with the
 speaker's media card and its entities, rendered by headless Chromium (the
 root's Debian `chromium`) through the DevTools protocol, logged in by putting

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hostile-broker: a real MQTTLink (the speaker's libmosquitto client, as
 // linked into the speaker) against a FakeBroker that answers every connection
 // with one seeded hostile packet (HostilePackets), reconnecting within

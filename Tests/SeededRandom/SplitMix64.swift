@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A small seeded pseudo-random generator (SplitMix64), for tests and
 /// benchmarks whose inputs must be the same on every run, so a failure
 /// reproduces from its seed. Value type; use from one thread.

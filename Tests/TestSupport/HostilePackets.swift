@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SeededRandom
 
 /// A seeded generator of broker-to-client bytes that a broken or hostile

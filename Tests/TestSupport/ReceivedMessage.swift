@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A message a `TestPeer` received, with its MQTT v5 properties and the
 /// monotonic time it arrived (for latency measurements).
 public struct ReceivedMessage: Sendable, Equatable {

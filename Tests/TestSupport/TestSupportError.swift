@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a test harness operation failed: what was attempted and details
 /// (a libc errno text, a libmosquitto error, or the broker's log tail).
 public struct TestSupportError: Error, CustomStringConvertible, Sendable {

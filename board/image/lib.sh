@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by board/image/rootfs and board/image/build (sourced).
 # shellcheck shell=bash
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cgpiod: a thin, version-neutral shim over libgpiod v1 (1.6) and v2 (2.x).
 // The API is chosen at build time by whichever <gpiod.h> pkg-config finds
 // (cgpiod.c tests GPIOD_LINE_BULK_MAX_LINES, defined only by the v1 header).

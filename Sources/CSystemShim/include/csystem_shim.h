@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linux system headers that Swift's Glibc module does not export
 // (timex, timerfd, eventfd, signalfd, getrandom, epoll, TCP options), and the
 // few calls Swift cannot make itself, for SpeakerSystem only: every adapter

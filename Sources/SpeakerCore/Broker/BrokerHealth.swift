@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the core knows about the broker connection beyond up/down: the
 /// current reason it is not connected, and whether another client with the
 /// same client id keeps taking the session over (two speakers configured with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why the speaker is not (or no longer) connected to its broker, as the MQTT
 /// adapter saw it: a failed connection attempt, or the cause of a loss. The
 /// adapter classifies what the library and the broker said; the core decides

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// The broker domain: whether the MQTT link is up, the broker's health

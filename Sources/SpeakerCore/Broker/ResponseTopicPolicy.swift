@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which MQTT v5 Response Topics the speaker answers on. Anyone who can
 /// publish to `command` can name one, and the speaker publishes there under
 /// its own identity (and broker ACL), so it answers only where a reply cannot

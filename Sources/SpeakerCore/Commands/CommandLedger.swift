@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// The commands domain: the results already sent (so a redelivered command

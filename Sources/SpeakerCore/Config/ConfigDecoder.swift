@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// Parses and validates a config file into a `SpeakerConfig`. Every error

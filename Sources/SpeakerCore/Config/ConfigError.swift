@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A configuration problem, naming the key path and what was expected:
 /// `volume.step: must be in (0, 0.5], got 2`.
 public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {

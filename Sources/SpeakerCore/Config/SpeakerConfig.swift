@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The speaker's whole configuration, resolved: every key has a value
 /// (config-and-cli.md, "Config file"). Built by `ConfigDecoder`, which
 /// validates everything before anything starts. Pure value; any thread.

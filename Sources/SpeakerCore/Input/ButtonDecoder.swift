@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A gesture recognised on one push button.
 public enum ButtonGesture: String, Equatable, Sendable {
     /// Pressed and released before `longPressMs`.

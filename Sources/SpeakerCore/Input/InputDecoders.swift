@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The speaker's push buttons, named by their function.
 public enum TransportButton: String, CaseIterable, Equatable, Sendable {
     case playPause, next, previous, encoderSwitch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The physical input lines the speaker reads: three transport buttons, the
 /// encoder's push switch and the encoder's two quadrature phases.
 public enum InputLine: String, CaseIterable, Hashable, Sendable {

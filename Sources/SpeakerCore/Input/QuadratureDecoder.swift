@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Decodes a two-phase rotary encoder (EC11-style) from its A/B edges into
 /// detents, with a transition table that ignores invalid transitions.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The core's side of persistence: what was restored at start, and when the
 /// current state must be written. Owned by `SpeakerState.persistence`.
 public struct PersistenceState: Equatable, Sendable {

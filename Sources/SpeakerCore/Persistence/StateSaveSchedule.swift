@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// When to write the persisted state: rate-limited so a knob spin does not
 /// write the SD card on every detent, yet a change reaches the disk soon.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// What the speaker does about revision reservations (the absolute

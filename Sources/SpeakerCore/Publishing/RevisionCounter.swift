@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The session revision: strictly increasing across restarts, power cuts and
 /// disk faults, without a disk write per change.
 ///

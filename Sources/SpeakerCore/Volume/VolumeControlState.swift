@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SpeakerProtocol
 
 /// The level as far as the speaker knows it: a number only for absolute hardware.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Records the board's libgpiod accesses (AMBIENT_SPEAKER_GPIO_TRACE) for the
 # replay tests in Tests/BoardTests/Traces: sourced by scenarios.sh when the
 # kernel command line has hil.gpiotrace=1 (HIL_GPIO_TRACE=1 Tests/HIL/run).

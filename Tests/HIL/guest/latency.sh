@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Audible response (issue 13), sourced by scenarios.sh: from the FIRST EDGE of an
 # input (hil-probe tap/detent print it, CLOCK_MONOTONIC) to the first captured
 # frame that differs from the one playing at that instant (hil-probe capture

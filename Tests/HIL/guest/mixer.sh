@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # alsa-mixer scenarios, sourced by scenarios.sh (uses its pass/fail/wait_for/
 # start_speaker and the gpio-sim encoder lines): the speaker drives snd-dummy's
 # "Master" element (-45..0 dB in 0.3 dB steps, no playback switch) by dB, and

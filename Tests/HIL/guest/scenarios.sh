@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # HIL scenarios, run inside the VM by /init against real drivers: gpio-sim
 # chips (two banks: the header's GPIO0..31 on the *second* chip, as on a Pi 5),
 # snd-aloop and snd-dummy's mixer, on any architecture. Prints

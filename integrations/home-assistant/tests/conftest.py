@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures: a real mosquitto (the root's Debian package) per test, and Home
 Assistant's real MQTT integration connected to it — no mocked client. The
 "speaker" side publishes contract payloads through the same broker."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The config flow against a real broker: the user step lists the speakers
 whose retained announcements are there; discovery finds one by itself."""
 

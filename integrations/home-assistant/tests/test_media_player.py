@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The media player against a real broker: state and features follow the
 retained topics; commands go out at QoS 1 with ids; refusals and silence
 become Home Assistant errors."""

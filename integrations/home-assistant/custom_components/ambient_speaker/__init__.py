@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Ambient speaker: a media player for each speaker found on Home Assistant's MQTT broker.
 
 The speaker (https://github.com/ambient-speaker/ambient-speaker) publishes retained `device`,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Config flow: pick one of the speakers announcing themselves on the broker.
 
 A speaker announces itself with retained `device`, `session` and

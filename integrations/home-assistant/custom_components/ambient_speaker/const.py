@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Constants of the Ambient speaker integration (the speaker's MQTT contract v1)."""
 
 DOMAIN = "ambient_speaker"

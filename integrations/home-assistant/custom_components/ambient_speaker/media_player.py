@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The speaker as a Home Assistant media player.
 
 State follows the retained topics: `availability` (offline -> unavailable),
