@@ -13,10 +13,10 @@ import Synchronization
 ///
 /// Why a thread: the v1 uAPI queues 16 edges per line and drops the newest
 /// after that. A fast bouncy turn makes 5 edges per millisecond per phase, so
-/// the queue fills in ~3 ms, and the HIL VM showed the loop thread away for
-/// 6–17 ms during such turns (it publishes each detent, other processes
-/// run): every miscounted turn was a run of edges dropped in the kernel. A
-/// real-time reader runs as soon as the kernel has queued an edge. Blocks in
+/// the queue fills in about 3 ms, while the loop thread can be away for longer
+/// during such turns (it publishes each detent, other processes run), and
+/// edges dropped in the kernel are a miscounted turn. A real-time reader runs
+/// as soon as the kernel has queued an edge. Blocks in
 /// poll(2) on the lines' fds and a stop eventfd; never sleep-polls.
 /// Threading: `start`/`stop`/`take` on the loop thread; `run` on its own.
 final class EdgeReaderThread: @unchecked Sendable {

@@ -6,7 +6,7 @@ import SpeakerCore
 ///
 /// Why: each line has its own kernel queue, filled by its own interrupt
 /// thread, so on a busy system an encoder phase's event can be queued (and
-/// read) after a later event of the other phase — HIL logs show B's edge at
+/// read) after a later event of the other phase, e.g. B's edge at
 /// 10600.113 ms delivered before A's at 10600.070 ms. Sorting one read batch
 /// cannot fix that; the quadrature decoder then sees the phases in the wrong
 /// order and loses or reverses a detent. (The reported edge types are

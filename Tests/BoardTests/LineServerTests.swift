@@ -153,7 +153,7 @@ import Board
         }
     }
 
-    /// Issue 11 row 10: 32 idle clients used to lock everyone out.
+    /// 32 idle clients cannot lock everyone out: the one silent longest makes room.
     @Test func idleClientsCannotLockOthersOutTheOneSilentLongestMakesRoom() throws {
         let loop = try EventLoop()
         let path = socketPath()

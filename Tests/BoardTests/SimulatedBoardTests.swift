@@ -164,8 +164,8 @@ import Board
         #expect(h.board.pulseCounts == (2, 1))
     }
 
-    /// Issue 11 row 10: a flood of `turn +100` is refused once 4,096 edges
-    /// wait, instead of queueing 1.2 million of them.
+    /// A flood of `turn +100` is refused once 4,096 edges wait, so the
+    /// simulated board's queue stays bounded.
     @Test func aFloodOfTurnsIsBoundedAndSaysBusy() throws {
         let h = try Harness()
         var accepted = 0

@@ -60,7 +60,7 @@ import SpeakerSystem
         #expect(try FileIO.read(path: "/dev/urandom", exactly: 16).count == 16)
     }
 
-    /// Issue 11 row 8: a FIFO (or any non-regular file) where a config or
+    /// A FIFO (or any non-regular file) where a config or
     /// state file should be is refused at once, never waited on.
     @Test func nonRegularFilesAreRefusedWithoutBlocking() throws {
         let directory = try temporaryDirectory()
