@@ -163,7 +163,8 @@ wait_for() {  # seconds description command...
 # (tail -f, no polling); with PID, gives up as soon as that process ends.
 wait_for_line() {  # seconds file pattern [pid]
   local seconds=$1 file=$2 pattern=$3 pid=${4:-}
-  timeout "$seconds" tail -n +1 -F ${pid:+--pid="$pid"} "$file" 2>/dev/null | grep -qE -m1 -- "$pattern"
+  # tail's own status (killed by timeout, or ended with PID) is not the answer; grep's is.
+  { timeout "$seconds" tail -n +1 -F ${pid:+--pid="$pid"} "$file" 2>/dev/null || true; } | grep -qE -m1 -- "$pattern"
 }
 
 # The pass/fail tally of a test suite whose checks run on the host and in VMs.
