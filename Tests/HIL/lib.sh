@@ -6,7 +6,7 @@
 # (its build directory) and `hil_triplet` (the guest's multiarch triplet).
 # shellcheck shell=bash disable=SC2154
 
-# shellcheck source=scripts/lib/common.sh
+# shellcheck source=../../scripts/lib/common.sh
 . "$here/../../scripts/lib/common.sh"
 
 # Finds library $2 the way the guest's loader will: in the multiarch and plain

@@ -1,7 +1,7 @@
 # Shared by board/image/rootfs and board/image/build (sourced): the image's
 # use of scripts/lib/common.sh.
 # shellcheck shell=bash
-# shellcheck source=scripts/lib/common.sh
+# shellcheck source=../../scripts/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 
 # Runs a command chrooted in an arm64 root (through qemu-user on amd64), with

@@ -183,12 +183,12 @@ chgrp root /dev/gpiochip*; chmod 600 /dev/gpiochip*
 # the kernel command line): one build measures it (v2, whose buttons also have the
 # kernel's 5 ms debounce), and two configurations take ~8 min of emulated time.
 if grep -q 'hil.latency=1' /proc/cmdline; then
-    # shellcheck source=Tests/HIL/guest/latency.sh
+    # shellcheck source=latency.sh
     case "$V" in *v2) LATENCY_CONFIGS="default small norewind" . /hil/latency.sh ;; esac
 fi
 
 # --- 4. alsa-mixer: the level drives snd-dummy's Master element (mixer.sh) -------
-# shellcheck source=Tests/HIL/guest/mixer.sh
+# shellcheck source=mixer.sh
 . /hil/mixer.sh
 
 # --- 5. gpio-step: pulses on the amp's UP/DOWN outputs --------------------------
