@@ -1,4 +1,4 @@
-# Audible response (issue 13), sourced by scenarios.sh: from the FIRST EDGE of an
+# Audible response, sourced by scenarios.sh: from the FIRST EDGE of an
 # input (hil-probe tap/detent print it, CLOCK_MONOTONIC) to the first captured
 # frame that differs from the one playing at that instant (hil-probe capture
 # dates every read from the snd-aloop capture on the same clock; respond maps
@@ -13,8 +13,8 @@
 bench() { echo "HIL BENCH [$V] $*"; }
 mkdir -p /tmp/lsounds
 hil-probe wav /tmp/lsounds/a-high.wav 30000 120 && hil-probe wav /tmp/lsounds/b-low.wav 15000 120
-# Captures run per block of events (a few seconds each): a first version that
-# kept one arecord for a whole configuration lost the capture after ~45 s.
+# Captures run per block of events (a few seconds each): one arecord kept for a
+# whole configuration loses the capture.
 # arecord sometimes ends with "read error: Input/output error" when the speaker's
 # playback stops or starts (snd-aloop): it is restarted at once, into the same pipe;
 # a gap in the frames is harmless, every frame is dated by the reads that carried it.

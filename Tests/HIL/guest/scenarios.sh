@@ -133,7 +133,7 @@ turn_check() {  # $1 detents, $2 step µs, $3 "bounce" or empty
     else fail "encoder turn $1 ($how) moves the level by $1 detents, never back" "counted $counted, $back step(s) back; speaker: $(grep -E '^<[0-4]>|read encoder' /tmp/speaker1.log | tail -40 | tr '\n' ' ')"; fi
 }
 # Bounce bursts are 4 flips 0.1 ms apart, so a fast bouncy turn makes 5 edges per ms per
-# phase: v1's 16-edge kernel queue fills in ~3 ms. The board drains the queues on a
+# phase: v1's 16-edge kernel queue fills within a few milliseconds. The board drains the queues on a
 # real-time reader thread (Board/EdgeReaderThread) and merges the lines in timestamp
 # order (Board/EdgeReorder). Tests/HIL/run keeps a CPU load beside the VM. Every turn is
 # a check on both builds: exact count, and no published level stepping back (a ghost).
@@ -181,7 +181,7 @@ chgrp root /dev/gpiochip*; chmod 600 /dev/gpiochip*
 # --- 3b. audible response, first edge to first changed frame (latency.sh) --------
 # A benchmark, so only on request (HIL_LATENCY=1 Tests/HIL/run puts hil.latency=1 on
 # the kernel command line): one build measures it (v2, whose buttons also have the
-# kernel's 5 ms debounce), and two configurations take ~8 min of emulated time.
+# kernel's 5 ms debounce), and the configurations take long in emulated time.
 if grep -q 'hil.latency=1' /proc/cmdline; then
     # shellcheck source=latency.sh
     case "$V" in *v2) LATENCY_CONFIGS="default small norewind" . /hil/latency.sh ;; esac
