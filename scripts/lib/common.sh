@@ -12,7 +12,9 @@ as_root() {  # command...
 }
 
 # Cleanup commands run, last registered first, when the script exits; one
-# EXIT trap for all of them, so helpers and callers do not replace each other's.
+# EXIT trap for all of them, so helpers and callers do not replace each other's
+# (a script that uses cache_entry registers its own cleanup here, never with
+# `trap ... EXIT`).
 common_exit_commands=()
 on_exit() {  # command...
   common_exit_commands+=("$(printf '%q ' "$@")")
