@@ -1,29 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-# Shared by the HIL entry points (Tests/HIL/run for x86-64, Tests/HIL/run-arm64):
-# host packages, staging an initramfs around one speaker binary, booting it under
-# qemu and adding up the checks it prints on the serial console. Sourced, not run;
+# Shared by the HIL entry points (Tests/HIL/run for x86-64, Tests/HIL/run-arm64),
+# over scripts/lib/common.sh: staging an initramfs around one speaker binary,
+# booting it under qemu and adding up the checks it prints on the serial
+# console. Sourced, not run;
 # the caller has `set -euo pipefail` and sets `here` (this directory), `work`
 # (its build directory) and `hil_triplet` (the guest's multiarch triplet).
 # shellcheck shell=bash disable=SC2154
 
-hil_passed=0
-hil_failed=0
-hil_started=$(date +%s)
-
-# Installs the host packages that are missing (heavy HIL-only ones live here,
-# not in scripts/install-deps).
-hil_install() {  # package...
-  local p missing=() sudo=""
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  ((${#missing[@]})) || return 0
-  echo "hil: installing ${missing[*]}" >&2
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
-}
+# shellcheck source=../../scripts/lib/common.sh
+. "$here/../../scripts/lib/common.sh"
 
 # Finds library $2 the way the guest's loader will: in the multiarch and plain
 # library directories of root $1. Prints the root-relative path.
@@ -91,34 +76,19 @@ hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
 
 # Counts a check that failed on the host (a build, a VM that gave no result).
 hil_host_fail() {  # label, what, why
-  echo "HIL FAIL [$1] $2: $3"
-  hil_failed=$((hil_failed + 1))
+  tally_fail HIL "$1" "$2" "$3"
 }
 
 # Boots one initramfs (the qemu command line follows the label), bounded by
 # SECONDS, prints the guest's check lines and adds its result to the totals.
 hil_boot() {  # label, seconds, qemu command...
-  local label=$1 seconds=$2 log="$work/console-$1.log" t0 qrc result
+  local label=$1 seconds=$2 log="$work/console-$1.log" t0 qrc=0
   shift 2
   echo "hil: booting $label" >&2
   t0=$(date +%s)
-  set +e
-  timeout "$seconds" "$@" > "$log" 2>&1 < /dev/null
-  qrc=$?
-  set -e
-  tr -d '\r' < "$log" | grep -E '^HIL (PASS|FAIL|INFO|BENCH|BOOTED)' || true
+  timeout "$seconds" "$@" > "$log" 2>&1 < /dev/null || qrc=$?
   hil_gpio_traces "$label" "$log"
-  result="$(tr -d '\r' < "$log" | sed -n "s/^HIL RESULT \[$label\] \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p" | tail -1)"
-  if [ -z "$result" ]; then
-    hil_host_fail "$label" vm "no result from the VM (qemu exit $qrc, timeout ${seconds} s); last console lines:"
-    tail -n 30 "$log" | tr -d '\r' | sed 's/^/    /'
-  else
-    hil_passed=$((hil_passed + ${result% *})); hil_failed=$((hil_failed + ${result#* }))
-    if [ "${result#* }" != 0 ]; then
-      echo "--- [$label] console (speaker logs are in the guest; scenarios print failures above)"
-      tr -d '\r' < "$log" | grep -vE '^HIL (PASS|INFO)' | tail -n 60 | sed 's/^/    /'
-    fi
-  fi
+  tally_vm HIL "$label" "$log" "$log" "qemu exit $qrc, timeout ${seconds} s"
   echo "hil: $label VM ran $(( $(date +%s) - t0 )) s" >&2
 }
 
@@ -129,7 +99,7 @@ hil_gpio_traces() {  # label, console log
   tr -d '\r' < "$2" | sed -n "s/^HIL GPIOTRACE \[$1\] //p" > "$lines"
   [ -s "$lines" ] || { rm -f "$lines"; return 0; }
   rm -rf "$dir"; mkdir -p "$dir"
-  for name in $(sed -n 's/^\([^ ]*\) | .*/\1/p' "$lines" | sort -u); do
+  sed -n 's/^\([^ ]*\) | .*/\1/p' "$lines" | sort -u | while read -r name; do
     sed -n "s/^$name | //p" "$lines" > "$dir/$name.trace"
   done
   rm -f "$lines"
@@ -138,7 +108,5 @@ hil_gpio_traces() {  # label, console log
 
 # The last line of every HIL run; fails unless something passed and nothing failed.
 hil_finish() {
-  echo "hil: wall time $(( $(date +%s) - hil_started )) s" >&2
-  echo "$hil_passed passed, $hil_failed failed"
-  [ "$hil_failed" -eq 0 ] && [ "$hil_passed" -gt 0 ]
+  tally_finish hil
 }

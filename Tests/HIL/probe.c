@@ -263,6 +263,8 @@ int main(int argc, char **argv) {
         int fds[2] = { open_or_die(argv[2], O_RDONLY), open_or_die(argv[3], O_RDONLY) };
         int active_low = atoi(argv[5]);
         uint64_t end = now_us() + (uint64_t)atoi(argv[4]) * 1000u;
+        /* Said on stderr (stdout is the pulse list), so a caller can wait for it. */
+        fputs("sampling\n", stderr);
         /* An edge seen by a read happened after the previous read of that line began
          * (prev_before) and before this read ended (after). */
         uint64_t prev_before[2] = { now_us(), now_us() }, start_lo[2] = { 0, 0 }, start_hi[2] = { 0, 0 };

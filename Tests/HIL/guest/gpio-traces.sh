@@ -7,18 +7,21 @@
 # name | line" for Tests/HIL/run to write to $HIL_WORK/gpio-traces/variant/name.trace,
 # followed by the edges the speaker delivered, as comments ("# delivered …").
 # Not a check: it prints INFO lines only.
+# shellcheck shell=sh
 gpio_trace() {  # $1 name, then the commands that make the scenario (run with eval)
     name=$1; shift
     rm -rf /tmp/state1
-    export AMBIENT_SPEAKER_GPIO_TRACE=/tmp/gpio-$name.trace
-    if start_speaker /hil/software.json /tmp/trace-$name.log; then
+    export AMBIENT_SPEAKER_GPIO_TRACE="/tmp/gpio-$name.trace"
+    if start_speaker /hil/software.json "/tmp/trace-$name.log"; then
+        # Settling, not a check: the lines are requested before the scenario
+        # starts, and its last edges are delivered before the stop.
         sleep 0.3
         eval "$*"
         sleep 0.5
         stop_speaker
-        grep -E 'gpio: edge ' /tmp/trace-$name.log | sed 's/^.*gpio: edge /# delivered /' >> /tmp/gpio-$name.trace
-        sed "s/^/HIL GPIOTRACE [$V] $name | /" /tmp/gpio-$name.trace
-        info "gpio trace $name: $(grep -c '^take' /tmp/gpio-$name.trace) takes, $(grep -c '^read' /tmp/gpio-$name.trace) reads"
+        grep -E 'gpio: edge ' "/tmp/trace-$name.log" | sed 's/^.*gpio: edge /# delivered /' >> "/tmp/gpio-$name.trace"
+        sed "s/^/HIL GPIOTRACE [$V] $name | /" "/tmp/gpio-$name.trace"
+        info "gpio trace $name: $(grep -c '^take' "/tmp/gpio-$name.trace") takes, $(grep -c '^read' "/tmp/gpio-$name.trace") reads"
     else
         info "gpio trace $name: the speaker did not come online"
         stop_speaker

@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by the repository's bash scripts (sourced, never run): installing
+# missing host packages, running a command in a Debian root inside a private
+# mount namespace, cache entries made atomically, debootstrap, bounded waits
+# for a condition, and the pass/fail tally of a test that boots a VM.
+# The caller has `set -euo pipefail`. Guest scripts (busybox sh) cannot source
+# it and keep their own small helpers.
+# shellcheck shell=bash
+
+# Runs a command as root: directly when we are root, through sudo otherwise.
+as_root() {  # command...
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Cleanup commands run, last registered first, when the script exits; one
+# EXIT trap for all of them, so helpers and callers do not replace each other's
+# (a script that uses cache_entry registers its own cleanup here, never with
+# `trap ... EXIT`).
+common_exit_commands=()
+on_exit() {  # command...
+  common_exit_commands+=("$(printf '%q ' "$@")")
+  trap common_run_exit_commands EXIT
+}
+common_run_exit_commands() {
+  local i
+  for ((i = ${#common_exit_commands[@]} - 1; i >= 0; i--)); do eval "${common_exit_commands[i]}" || true; done
+}
+
+# Installs the Debian packages of the list that are missing (nothing when all
+# are there, so it is cheap to call at every start). --recommends also
+# installs what they recommend.
+need_packages() {  # [--recommends] package...
+  local p missing=() recommends=(--no-install-recommends)
+  if [ "${1:-}" = --recommends ]; then recommends=(); shift; fi
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "installing: ${missing[*]}" >&2
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+    ${recommends[@]+"${recommends[@]}"} "${missing[@]}" >/dev/null
+}
+
+# The Debian mirror this machine's apt uses (deb822 or one-line sources), so
+# roots and source downloads go where the host's packages come from.
+debian_mirror() {
+  local mirror
+  mirror=$(grep -rhoE '(URIs:|^deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+    | grep -oE "https?://[^ ]+" | head -1 || true)
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+
+# debootstraps a minbase root of SUITE for ARCH into DEST from the host's
+# mirror, its output in LOG (the last lines repeated on failure). Options:
+# --components LIST (default main), --include PACKAGE,... .
+debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
+  local arch=$1 suite=$2 dest=$3 log=$4 components=main include="" mirror
+  shift 4
+  while (($#)); do
+    case "$1" in
+      --components) components=$2; shift 2 ;;
+      --include) include=$2; shift 2 ;;
+      *) echo "debootstrap_root: unknown option $1" >&2; return 64 ;;
+    esac
+  done
+  mirror=$(debian_mirror)
+  echo "debootstrap: $suite $arch ${include:+(+ $include) }from $mirror; log $log" >&2
+  as_root debootstrap --variant=minbase --arch="$arch" --components="$components" \
+    ${include:+--include="$include"} "$suite" "$dest" "$mirror" >"$log" 2>&1 || {
+    tail -30 "$log" >&2; return 1; }
+}
+
+# Makes the cache entry DEST once: when DEST/MARKER exists it is complete and
+# nothing is done; otherwise MAKER ARGS... DEST.tmp.PID runs and the directory
+# is renamed to DEST only when it succeeded, so a half-made entry is never
+# used (and is removed when the script exits). Older entries matching
+# --replaces GLOB go once the new one is in place.
+cache_entry() {  # dest marker [--replaces GLOB] maker args...
+  local dest=$1 marker=$2 tmp old replaces="" t0
+  shift 2
+  if [ "${1:-}" = --replaces ]; then replaces=$2; shift 2; fi
+  [ ! -e "$dest/$marker" ] || return 0
+  tmp="$dest.tmp.$$"
+  rm -rf "$tmp"
+  on_exit rm -rf "$tmp"
+  t0=$(date +%s)
+  "$@" "$tmp"
+  [ -e "$tmp/$marker" ] || { echo "cache: $* made no $marker" >&2; return 1; }
+  rm -rf "$dest"
+  mv "$tmp" "$dest"
+  if [ -n "$replaces" ]; then
+    for old in $replaces; do
+      case "$old" in *.tmp.*|"$dest") ;; *) rm -rf "$old" ;; esac
+    done
+  fi
+  echo "cache: $(basename "$dest") made in $(( $(date +%s) - t0 )) s" >&2
+}
+
+# Runs COMMAND chrooted in the Debian root ROOT inside a private mount
+# namespace: nothing mounted outlives it and the root is not changed by the
+# mounts. Always /proc and /dev; --sys mounts sysfs, --tmpfs DIR a fresh tmpfs,
+# --bind SRC:DIR[:ro] the host's SRC at DIR (made if missing), --resolv the
+# host's resolv.conf over the root's own, in the order given. The command gets
+# a clean environment: PATH, HOME=/root, LANG=C.UTF-8,
+# DEBIAN_FRONTEND=noninteractive, then each --env NAME=VALUE (later wins).
+# Needs root; an arm64 root runs through qemu-user.
+in_root() {  # root [--sys] [--tmpfs DIR]... [--bind SRC:DIR[:ro]]... [--resolv] [--env N=V]... -- command...
+  local root=$1 mounts=() envs=()
+  shift
+  while (($#)); do
+    case "$1" in
+      --sys|--resolv) mounts+=("${1#--}"); shift ;;
+      --tmpfs) mounts+=("tmpfs:$2"); shift 2 ;;
+      --bind) mounts+=("bind:$2"); shift 2 ;;
+      --env) envs+=("$2"); shift 2 ;;
+      --) shift; break ;;
+      *) break ;;
+    esac
+  done
+  (($#)) || { echo "in_root: no command" >&2; return 64; }
+  # shellcheck disable=SC2016 # the inner script expands its own arguments
+  unshare --mount --propagation private -- /bin/bash -euo pipefail -c '
+    r=$1 n=$2; shift 2
+    mount -t proc proc "$r/proc"
+    mount --rbind /dev "$r/dev"
+    for ((i = 0; i < n; i++)); do
+      m=$1; shift
+      case "$m" in
+        sys) mount -t sysfs sysfs "$r/sys" ;;
+        resolv)
+          if [ -f "$r/etc/resolv.conf" ] && [ -f /etc/resolv.conf ] && [ ! -L "$r/etc/resolv.conf" ]; then
+            mount --bind /etc/resolv.conf "$r/etc/resolv.conf"
+          fi ;;
+        tmpfs:*) mount -t tmpfs tmpfs "$r${m#tmpfs:}" ;;
+        bind:*)
+          IFS=: read -r src dir mode <<<"${m#bind:}"
+          mkdir -p "$r$dir"
+          mount --bind "$src" "$r$dir"
+          if [ "$mode" = ro ]; then mount -o remount,bind,ro "$r$dir"; fi ;;
+      esac
+    done
+    exec chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"' in-root \
+    "$root" "${#mounts[@]}" ${mounts[@]+"${mounts[@]}"} ${envs[@]+"${envs[@]}"} "$@"
+}
+
+# Waits until COMMAND succeeds, at most SECONDS; on timeout says what it
+# waited for (DESCRIPTION) on stderr and fails. For conditions that offer no
+# event to wait on; prefer the event (mosquitto_sub -W, wait_for_line, wait).
+wait_for() {  # seconds description command...
+  local seconds=$1 what=$2 deadline
+  shift 2
+  deadline=$(( $(date +%s) + seconds ))
+  until "$@"; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "timed out after $seconds s waiting for $what" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# Waits, at most SECONDS, for a line matching the extended regex PATTERN in
+# FILE (already there or appended later), following the file as it grows
+# (tail -f, no polling); with PID, gives up as soon as that process ends.
+wait_for_line() {  # seconds file pattern [pid]
+  local seconds=$1 file=$2 pattern=$3 pid=${4:-}
+  # tail's own status (killed by timeout, or ended with PID) is not the answer; grep's is.
+  { timeout "$seconds" tail -n +1 -F ${pid:+--pid="$pid"} "$file" 2>/dev/null || true; } | grep -qE -m1 -- "$pattern"
+}
+
+# The pass/fail tally of a test suite whose checks run on the host and in VMs.
+# PREFIX starts every line ("HIL", "IMAGE").
+tally_passed=0
+tally_failed=0
+tally_started=$(date +%s)
+tally_pass() {  # prefix label what
+  echo "$1 PASS [$2] $3"
+  tally_passed=$((tally_passed + 1))
+}
+tally_fail() {  # prefix label what [why]
+  echo "$1 FAIL [$2] $3${4:+: $4}"
+  tally_failed=$((tally_failed + 1))
+}
+
+# Adds a VM's result to the tally: prints its check lines from RESULTS and
+# adds the counts of its "PREFIX RESULT [LABEL] N passed, N failed" line. No
+# such line (a VM that did not boot or finish) is a failure, shown with the
+# end of the console log CONSOLE; failed checks show the console too.
+tally_vm() {  # prefix label results console why-no-result
+  local prefix=$1 label=$2 results=$3 console=$4 why=$5 result
+  tr -d '\r' <"$results" | grep -E "^$prefix (PASS|FAIL|INFO|BENCH|BOOTED)" || true
+  result=$(tr -d '\r' <"$results" \
+    | sed -n "s/^$prefix RESULT \[$label\] \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p" | tail -1)
+  if [ -z "$result" ]; then
+    tally_fail "$prefix" "$label" vm "no result from the VM ($why); last console lines:"
+    tail -n 40 "$console" | tr -d '\r' | sed 's/^/    /'
+    return
+  fi
+  tally_passed=$((tally_passed + ${result% *}))
+  tally_failed=$((tally_failed + ${result#* }))
+  if [ "${result#* }" != 0 ]; then
+    echo "--- [$label] console (the failures are above)"
+    tr -d '\r' <"$console" | grep -vE "^$prefix (PASS|INFO)" | tail -n 60 | sed 's/^/    /'
+  fi
+}
+
+# The last line of every such suite: "N passed, N failed"; fails unless
+# something passed and nothing failed.
+tally_finish() {  # name
+  echo "$1: wall time $(( $(date +%s) - tally_started )) s" >&2
+  echo "$tally_passed passed, $tally_failed failed"
+  [ "$tally_failed" -eq 0 ] && [ "$tally_passed" -gt 0 ]
+}
