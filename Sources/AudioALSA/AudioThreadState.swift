@@ -11,7 +11,7 @@ import Synchronization
 
 /// What the main thread sets to stop the audio thread (`AudioEngine.shutdown`):
 /// atomics, so the thread reads them without a lock. Any thread.
-struct AudioThreadStop: ~Copyable, Sendable {
+final class AudioThreadStop: Sendable {
     /// Set once: fade out over `fadeMs`, play the tail, close the pcm, exit.
     let requested = Atomic<Bool>(false)
     /// The stop's fade, read after `requested` (relaxed: `requested` releases it).

@@ -3,12 +3,13 @@ import SpeakerSystem
 import Synchronization
 
 // The link's state, grouped by concern and by who may touch it: the values
-// shared between threads are `let`s of atomics and mutexes; the values one
-// thread owns are plain `var`s. See `MQTTLink`'s type comment for the threads.
+// shared between threads are final classes of `let` atomics and mutexes
+// (made once with the link); the values one thread owns are plain `var`
+// structs. See `MQTTLink`'s type comment for the threads.
 
 /// What libmosquitto's callbacks and the network thread learn about the
 /// current connection and attempt. Atomics and a mutex: any thread.
-struct ConnectionStatus: ~Copyable, Sendable {
+final class ConnectionStatus: Sendable {
     /// The broker has accepted the connection and it has not dropped since.
     let connected = Atomic<Bool>(false)
     /// Set by on_connect on success; the network thread resets the backoff.
@@ -30,7 +31,7 @@ struct ConnectionStatus: ~Copyable, Sendable {
 /// The network thread's life and reconnect policy: how it is woken and
 /// stopped, who frees the client when it ends, and whether reconnects wait
 /// patiently. Atomics and eventfds: any thread.
-struct NetworkThreadControl: ~Copyable, Sendable {
+final class NetworkThreadControl: Sendable {
     /// Set by `shutdown`; the network thread stops at its next step.
     let stopRequested = Atomic<Bool>(false)
     /// Wakes the network thread out of a backoff wait or a poll.
@@ -45,13 +46,18 @@ struct NetworkThreadControl: ~Copyable, Sendable {
     let patientReconnects = Atomic<Bool>(false)
     /// The least wait before a reconnect while `patientReconnects` is set.
     static let patientDelayMs = 2_000...5_000
+
+    init(wake: EventFD, finished: EventFD) {
+        self.wake = wake
+        self.finished = finished
+    }
 }
 
 /// How the client's socket passes between its two owners (`MQTTLink+Owner`):
 /// which thread drives it, the lock every change of owner is made under,
 /// what the main thread's ownership ended with, and the epoll set the main
 /// loop polls. Any thread.
-struct SocketHandover: ~Copyable, Sendable {
+final class SocketHandover: Sendable {
     /// Which thread drives the socket: `SocketOwner.network` or `.main`.
     let owner = Atomic<Int>(SocketOwner.network)
     /// Held while the owner changes; true once `shutdown` has begun (never lent again).
@@ -60,6 +66,8 @@ struct SocketHandover: ~Copyable, Sendable {
     let returned = Mutex<(Int32, Int32)>((0, 0))
     /// What the main loop polls (`MQTTLink.eventFD`).
     let readiness: ReadinessSet
+
+    init(readiness: ReadinessSet) { self.readiness = readiness }
 }
 
 /// The socket's state kept by the thread that owns it: set by the network
