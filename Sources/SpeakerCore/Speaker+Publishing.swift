@@ -5,9 +5,6 @@ import SpeakerProtocol
 /// the publishing domain's steps (`PublishingState.publishChanges` states
 /// their order).
 extension Speaker {
-    /// The `device` payload for the current state.
-    var deviceDescriptor: DeviceDescriptor { state.publishing.device(publicationView) }
-
     /// The actions accepted right now, so a phone shows only controls that work.
     var availableCommands: [String] {
         let transport = state.transport
@@ -24,8 +21,10 @@ extension Speaker {
         return list
     }
 
-    /// The state as the publishing domain sees it.
-    private var publicationView: PublicationView {
+    /// The state as the publishing domain sees it, or nil while the engine
+    /// has requests outstanding (nothing is published then, so nothing is built).
+    private var publicationView: PublicationView? {
+        guard state.transport.outstanding.isEmpty, state.volume.pendingLevels.isEmpty else { return nil }
         let transport = state.transport
         let volume: VolumeDescriptor
         switch state.volume.level {
@@ -40,8 +39,7 @@ extension Speaker {
             id: s.id, soundID: transport.selectedSound.id, soundName: transport.selectedSound.name,
             isPlaying: s.isPlaying, intendsPlayback: s.intendsPlayback, updatedAt: "", clockSynced: false,
             revision: 0, ended: !s.isActive, commands: availableCommands, devices: [])
-        return PublicationView(engineBusy: !transport.outstanding.isEmpty || !state.volume.pendingLevels.isEmpty,
-                               catalog: transport.catalog, device: device, session: session, topics: topics,
+        return PublicationView(catalog: transport.catalog, device: device, session: session, topics: topics,
                                wallClock: environment.wallClock, clockSynced: environment.clockSynced)
     }
 

@@ -24,11 +24,8 @@ public struct PublishingState: Equatable, Sendable {
 }
 
 /// What the publishing reducer needs to know of the other domains at one
-/// publication: the state as it would be published, and whether the engine
-/// still has requests outstanding (then nothing is published: a published
-/// state is one the engine has reached).
+/// publication: the state as it would be published.
 struct PublicationView {
-    var engineBusy: Bool
     var catalog: [CatalogEntry]
     /// The `device` payload without `problem` (which is this domain's).
     var device: DeviceDescriptor
@@ -51,7 +48,7 @@ enum PublicationStep: Equatable {
 
 extension PublishingState {
     /// `view.device` with the problem this domain knows of.
-    func device(_ view: PublicationView) -> DeviceDescriptor {
+    private func device(_ view: PublicationView) -> DeviceDescriptor {
         var device = view.device
         device.problem = sessionWithheld.map { "session not published: \($0)" }
         return device
@@ -70,17 +67,19 @@ extension PublishingState {
     /// 5. the withholding noted again — the last reserved revision may just
     ///    have gone out — and `device` re-published when that changed its
     ///    problem, so the next command is refused before it changes anything.
-    /// Nothing is published while the engine has requests outstanding.
-    mutating func publishChanges(_ view: PublicationView) -> [PublicationStep] {
+    /// Nothing is published while the engine has requests outstanding (a
+    /// published state is one the engine has reached): `view` is then nil,
+    /// and only the revision steps run.
+    mutating func publishChanges(_ view: PublicationView?) -> [PublicationStep] {
         var steps = noteRevisionStanding().map(PublicationStep.effect)
-        if !view.engineBusy {
+        if let view {
             let (results, publications) = publishPending(view)
             steps += results + publications
         }
         steps += reserveRevisionsIfDue().map(PublicationStep.effect)
         let withheld = sessionWithheld
         steps += noteRevisionStanding().map(PublicationStep.effect)
-        if withheld != sessionWithheld, !view.engineBusy {
+        if withheld != sessionWithheld, let view {
             let device = device(view)
             publishedDevice = device
             steps.append(.effect(.publish(retained(view.topics.device, device.serialized()))))
