@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ambient-speaker: Swift firmware for a Raspberry Pi ambience speaker.
 // Dependencies point one way: executable -> adapters -> ports -> core. Only the
-// adapter modules import C; SpeakerCore, SpeakerProtocol, Ambience, SpeakerLoop,
-// SpeakerPorts and SpeakerRuntime are pure Swift.
+// adapter modules import C; SpeakerCore, SpeakerProtocol, SpeakerWatch, Ambience,
+// SpeakerLoop, SpeakerPorts and SpeakerRuntime are pure Swift.
 import PackageDescription
 
 let package = Package(
@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "ambient-speaker", targets: ["ambient-speaker"]),
         .executable(name: "speaker-bench", targets: ["speaker-bench"]),
         .library(name: "SpeakerProtocol", targets: ["SpeakerProtocol"]),
+        .library(name: "SpeakerWatch", targets: ["SpeakerWatch"]),
         // For the libFuzzer package in Fuzz/ (command and config decoding).
         .library(name: "SpeakerCore", targets: ["SpeakerCore"]),
     ],
@@ -19,6 +20,10 @@ let package = Package(
     targets: [
         // Payload types of the MQTT contract and a small JSON value type. No C, no I/O.
         .target(name: "SpeakerProtocol"),
+        // The reading side: follows a fleet of speakers by the contract's rules and turns
+        // their topics into session lifecycle events; commands that wait for their
+        // session. Pure Swift over SpeakerProtocol; the broker behind a small port.
+        .target(name: "SpeakerWatch", dependencies: ["SpeakerProtocol"]),
         // The pure core: state, actions, reduce(), effects, input decoding, config.
         .target(name: "SpeakerCore", dependencies: ["SpeakerProtocol"]),
         // Pure DSP: generated sounds, fades, gain ramps, sample conversion.
@@ -43,7 +48,7 @@ let package = Package(
         // Sound files: libFLAC (FLAC) and libsndfile (the rest) decoding, resampling, read-ahead, the catalog.
         .target(name: "SoundFiles", dependencies: ["CSndfile", "CFLAC", "CSoxr", "Ambience", "SpeakerProtocol", "SpeakerSystem",
                                                    "SpeakerPorts"]),
-        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem", "SpeakerCore", "SpeakerPorts"]),
+        .target(name: "MQTTLink", dependencies: ["CMosquitto", "SpeakerSystem", "SpeakerCore", "SpeakerPorts", "SpeakerWatch"]),
         // libgpiod v1 (Debian 12) or v2 (scripts/build-libgpiod-v2), whichever pkg-config finds;
         // CGPIOD is the one C file that picks the API (#ifdef GPIOD_LINE_BULK_MAX_LINES).
         .systemLibrary(name: "CLibGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -62,10 +67,10 @@ let package = Package(
         .executableTarget(
             name: "ambient-speaker",
             dependencies: ["SpeakerRuntime", "SpeakerPorts", "SpeakerCore", "SpeakerProtocol", "Ambience", "AudioALSA", "SoundFiles",
-                           "MQTTLink", "SpeakerSystem", "SpeakerHost", "Board"]),
+                           "MQTTLink", "SpeakerSystem", "SpeakerHost", "Board", "SpeakerWatch"]),
         .executableTarget(
             name: "speaker-bench",
-            dependencies: ["SpeakerCore", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport", "SeededRandom"],
+            dependencies: ["SpeakerCore", "SpeakerProtocol", "Ambience", "MQTTLink", "SpeakerSystem", "TestSupport", "SeededRandom"],
             path: "Sources/speaker-bench"),
 
         // Test support: a real mosquitto broker and a libmosquitto peer for tests and benchmarks.
@@ -80,6 +85,7 @@ let package = Package(
         .target(name: "SeededRandom", path: "Tests/SeededRandom"),
 
         .testTarget(name: "SpeakerProtocolTests", dependencies: ["SpeakerProtocol", "SeededRandom"]),
+        .testTarget(name: "SpeakerWatchTests", dependencies: ["SpeakerWatch", "SpeakerProtocol"]),
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "SpeakerProtocol", "SeededRandom"]),
         .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
         .testTarget(name: "AudioALSATests", dependencies: ["AudioALSA", "Ambience", "SpeakerSystem"]),
@@ -93,7 +99,7 @@ let package = Package(
         // reorder, and the libgpiod board replayed from traces recorded on gpio-sim (Tests/HIL)
         // on the manual-time loop; the real libgpiod (v1 or v2 build) for chip enumeration.
         .testTarget(name: "BoardTests", dependencies: ["Board", "SpeakerSystem", "SpeakerCore"],
-                    exclude: ["Traces"]),
+                    exclude: ["Traces", "DeviceTreeLines"]),
         // The whole runtime (core + services) on the manual-time loop, with in-memory audio and MQTT behind their ports.
         .testTarget(name: "SpeakerRuntimeTests", dependencies: ["SpeakerRuntime", "SpeakerPorts", "SpeakerLoop", "SpeakerCore",
                                                                 "SpeakerProtocol", "SpeakerSystem", "SpeakerHost", "Board", "AudioALSA",

@@ -21,5 +21,11 @@ let package = Package(
             dependencies: [.product(name: "SpeakerProtocol", package: "ambient-speaker"),
                            .product(name: "SpeakerCore", package: "ambient-speaker")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        // The SD card image's settings file: ImageSettingsDecoder and the applier's plan.
+        .executableTarget(
+            name: "FuzzSettings",
+            dependencies: [.product(name: "SpeakerProtocol", package: "ambient-speaker"),
+                           .product(name: "SpeakerCore", package: "ambient-speaker")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ]
 )

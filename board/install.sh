@@ -10,11 +10,11 @@
 #   a. the Debian package: --deb FILE, else an ambient-speaker_*_<arch>.deb next to this
 #      script or in the repository's dist/ (the newest). apt installs it with its Depends
 #      (a config you already have is kept); the package makes the user, the udev rule and
-#      the state directory, and enables and starts the service (see the README's decisions).
+#      the state directory, and enables and starts the service (see docs/install.md, Debian package).
 #   b. building from source with a Swift toolchain: --swift DIR, a `swift` already on the
 #      PATH, Debian's `swiftlang` from apt (trixie has 6.0.3), and only where apt has none
 #      (bookworm) the official swift.org release tarball for this architecture, checked with
-#      swift.org's PGP keys and unpacked to /opt/swift-$SWIFT_VERSION; --binary FILE skips the
+#      swift.org's PGP keys (the signer must be the pinned Swift 6.x release key) and unpacked to /opt/swift-$SWIFT_VERSION; --binary FILE skips the
 #      toolchain. Steps, each only when something is missing or different:
 #   1. apt packages: libmosquitto, alsa-lib, libgpiod (-dev: the build links them), libsndfile, libsoxr,
 #      alsa-utils, gpiod and mosquitto-clients for troubleshooting
@@ -25,27 +25,36 @@
 #      /var/lib/ambient-speaker/sounds (drop WAV/FLAC/Ogg files here)
 #   5. system user ambient-speaker in the groups gpio and audio (+ a udev rule giving gpio the chips)
 #   6. systemctl enable --now (restart when the binary or unit changed); skipped without systemd
-# Either way: with --dac NAME, the dtoverlay line for that DAC hat in config.txt (reboot to apply),
-# and the configuration is checked with `ambient-speaker check-config`.
+# Every way: with --dac NAME, the dtoverlay line for that DAC hat in config.txt with the
+# onboard audio off (reboot to apply), audio.device set to the hat's card (when the config
+# still says "default"), and the configuration is checked with `ambient-speaker check-config`.
 #
 # Options:
 #   --dac NAME        hifiberry-dac | hifiberry-dacplus | hifiberry-amp | iqaudio-dacplus |
 #                     iqaudio-digiampplus | justboom-dac | max98357a | allo-boss   (see board/config-txt.md)
 #   --deb FILE        install this ambient-speaker .deb
+#   --apt             install from the project's apt repository: its keyring in
+#                     /usr/share/keyrings (Signed-By), a deb822 source in
+#                     /etc/apt/sources.list.d, then apt-get install; apt upgrade updates it
+#   --apt-url URL     the same from another repository (a mirror, a test)
+#   --keyring FILE    with --apt/--apt-url: the repository's key (else fetched from URL)
 #   --build           build from source even when a .deb is at hand
 #   --binary FILE     install this prebuilt binary instead of building (skips the toolchain)
 #   --swift DIR       use the toolchain in DIR (DIR/usr/bin/swift)
 #   --source DIR      the source tree to build (default: this script's repository)
 #   --no-start        install but do not enable/start the service
-#   --uninstall       stop, disable and remove the package (or binary, unit, udev rule) and the config.txt lines
+#   --uninstall       stop, disable and remove the package (or binary, unit, udev rule), the
+#                     config.txt lines (the onboard audio back on) and the apt source
 #   --purge           with --uninstall: also /etc/ambient-speaker, /var/lib/ambient-speaker and the user
 #
-# Environment: SWIFT_VERSION (default 6.3.1, the swift.org fallback), CONFIG_TXT (default
+# Environment: SWIFT_VERSION (default 6.3.1, the swift.org fallback), SWIFT_KEY_FINGERPRINT (the
+# key its signature must come from: "Swift 6.x Release Signing Key"), CONFIG_TXT (default
 # /boot/firmware/config.txt, else /boot/config.txt). Tested in a Debian bookworm root (source
 # install, scripts/test-board-install) and in trixie roots (the .deb, Tests/Package/run).
 set -euo pipefail
 
 SWIFT_VERSION="${SWIFT_VERSION:-6.3.1}"
+SWIFT_KEY_FINGERPRINT="${SWIFT_KEY_FINGERPRINT:-52BB7E3DE28A71BE22EC05FFEF80A866B47A981F}"
 PREFIX=/usr/local
 UNIT=/etc/systemd/system/ambient-speaker.service
 CONFIG_DIR=/etc/ambient-speaker
@@ -54,10 +63,15 @@ UDEV_RULE=/etc/udev/rules.d/60-ambient-speaker-gpio.rules
 USER_NAME=ambient-speaker
 MARK_BEGIN="# >>> ambient-speaker DAC (board/install.sh) >>>"
 MARK_END="# <<< ambient-speaker DAC <<<"
+ONBOARD_OFF="# ambient-speaker: onboard audio off for the DAC hat"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(cd "$here/.." && pwd)"
 dac="" binary="" swift_dir="" deb="" build=0 start=1 uninstall=0 purge=0
+apt_url="" keyring=""
+APT_URL_DEFAULT="https://ambient-speaker.github.io/apt"
+APT_SOURCES=/etc/apt/sources.list.d/ambient-speaker.sources
+APT_KEYRING=/usr/share/keyrings/ambient-speaker-archive-keyring.pgp
 
 say() { printf '%s\n' "ambient-speaker install: $*"; }
 die() { printf '%s\n' "ambient-speaker install: error: $*" >&2; exit 1; }
@@ -76,11 +90,26 @@ overlay_for() {
   esac
 }
 
+# The ALSA card the hat's overlay makes (board/config-txt.md): audio.device.
+card_for() {
+  case "$1" in
+    hifiberry-dac|hifiberry-dacplus|hifiberry-amp) echo "hw:CARD=sndrpihifiberry" ;;
+    iqaudio-dacplus|iqaudio-digiampplus) echo "hw:CARD=IQaudIODAC" ;;
+    justboom-dac) echo "hw:CARD=sndrpijustboomd" ;;
+    max98357a) echo "hw:CARD=MAX98357A" ;;
+    allo-boss) echo "hw:CARD=BossDAC" ;;
+    *) return 1 ;;
+  esac
+}
+
 while (($#)); do
   case "$1" in
     --dac) dac="${2:?--dac needs a NAME}"; shift 2 ;;
     --binary) binary="${2:?--binary needs a FILE}"; shift 2 ;;
     --deb) deb="${2:?--deb needs a FILE}"; shift 2 ;;
+    --apt) apt_url="$APT_URL_DEFAULT"; shift ;;
+    --apt-url) apt_url="${2:?--apt-url needs a URL}"; shift 2 ;;
+    --keyring) keyring="${2:?--keyring needs a FILE}"; shift 2 ;;
     --build) build=1; shift ;;
     --swift) swift_dir="${2:?--swift needs a DIR}"; shift 2 ;;
     --source) source_dir="${2:?--source needs a DIR}"; shift 2 ;;
@@ -99,6 +128,9 @@ fi
 [ -z "$binary" ] || [ -x "$binary" ] || die "--binary $binary: not an executable file"
 [ -z "$deb" ] || [ -f "$deb" ] || die "--deb $deb: no such file"
 [ -z "$deb" ] || ((build == 0)) || die "--deb and --build exclude each other"
+[ -z "$apt_url" ] || [ -z "$deb" ] || die "--apt and --deb exclude each other"
+[ -z "$keyring" ] || [ -n "$apt_url" ] || die "--keyring goes with --apt or --apt-url"
+[ -z "$keyring" ] || [ -s "$keyring" ] || die "--keyring $keyring: no such file"
 ((purge == 0 || uninstall == 1)) || die "--purge goes with --uninstall"
 
 systemd_running() { [ -d /run/systemd/system ]; }
@@ -109,10 +141,16 @@ config_txt() {
   else echo /boot/config.txt; fi
 }
 
-# Removes our marked block from config.txt (if any); prints whether it did.
+# Removes our marked block from config.txt (if any) and gives the onboard
+# audio line back; prints whether it did.
 remove_overlay_block() {
   local file; file="$(config_txt)"
-  [ -f "$file" ] && grep -qF "$MARK_BEGIN" "$file" || return 0
+  [ -f "$file" ] || return 0
+  if grep -qF "$ONBOARD_OFF" "$file"; then
+    sed -i "s|^#dtparam=audio=on $ONBOARD_OFF\$|dtparam=audio=on|" "$file"
+    say "onboard audio back on in $file"
+  fi
+  grep -qF "$MARK_BEGIN" "$file" || return 0
   sed -i "\|^$MARK_BEGIN\$|,\|^$MARK_END\$|d" "$file"
   say "removed the DAC overlay lines from $file"
 }
@@ -129,13 +167,17 @@ install_file() {
   say "installed $dst"
 }
 
-# With --dac: our marked dtoverlay block in config.txt (replaced when it differs).
+# With --dac: our marked block in config.txt (replaced when it differs): the
+# hat's overlay and the onboard audio off (Raspberry Pi OS's own
+# "dtparam=audio=on" is commented out, and given back by --uninstall), so the
+# hat is the only sound card; then audio.device names the hat's card.
 apply_dac() {
   [ -n "$dac" ] || return 0
   local file line block
   file="$(config_txt)"
   line="$(overlay_for "$dac")"
-  block="$(printf '%s\n%s\n%s' "$MARK_BEGIN" "$line" "$MARK_END")"
+  block="$(printf '%s\n[all]\n%s\ndtparam=audio=off\n%s' "$MARK_BEGIN" "$line" "$MARK_END")"
+
   if [ -f "$file" ] && grep -qF "$MARK_BEGIN" "$file" && [ "$(sed -n "\|^$MARK_BEGIN\$|,\|^$MARK_END\$|p" "$file")" = "$block" ]; then
     say "unchanged $file ($line)"
   else
@@ -143,6 +185,28 @@ apply_dac() {
     mkdir -p "$(dirname "$file")"
     printf '%s\n' "$block" >>"$file"
     say "added '$line' to $file — reboot to load the overlay"
+  fi
+  if grep -q '^dtparam=audio=on$' "$file"; then
+    sed -i "s|^dtparam=audio=on\$|#dtparam=audio=on $ONBOARD_OFF|" "$file"
+    say "onboard audio off in $file (the hat is the sound card)"
+  fi
+  set_audio_device "$(card_for "$dac")"
+}
+
+# set_audio_device PCM: audio.device in the config, when it is still the
+# shipped "default" or a hat's card set here before (a device chosen by hand
+# is kept, and said so).
+set_audio_device() {
+  local pcm="$1" conf="$CONFIG_DIR/config.json"
+  local ours='default|hw:CARD=(sndrpihifiberry|IQaudIODAC|sndrpijustboomd|MAX98357A|BossDAC)'
+  [ -f "$conf" ] || return 0
+  if grep -qF "\"device\": \"$pcm\"" "$conf"; then
+    say "unchanged audio.device ($pcm)"
+  elif grep -qE "^ *\"device\": \"($ours)\"," "$conf"; then
+    sed -i -E "s/^( *)\"device\": \"($ours)\",/\1\"device\": \"$pcm\",/" "$conf"
+    say "audio.device set to $pcm in $conf"
+  else
+    say "kept the audio.device of $conf (the hat's card is $pcm)"
   fi
 }
 
@@ -163,6 +227,9 @@ if ((uninstall)); then
   done
   if systemd_running; then systemctl daemon-reload; fi
   remove_overlay_block
+  for f in "$APT_SOURCES" "$APT_KEYRING"; do
+    if [ -e "$f" ]; then rm -f "$f"; say "removed $f"; fi
+  done
   if ((purge)); then
     rm -rf "$CONFIG_DIR" "$STATE_DIR"
     say "removed $CONFIG_DIR and $STATE_DIR"
@@ -172,6 +239,52 @@ if ((uninstall)); then
   fi
   say "left the apt packages and any Swift toolchain in /opt in place"
   exit 0
+fi
+
+# The apt repository (--apt): its keyring (--keyring FILE, else the one the
+# repository publishes) and a deb822 source with Signed-By, so that
+# `apt update && apt upgrade` updates the speaker; then the package from it.
+configure_apt() {
+  local tmp; tmp="$(mktemp)"
+  if [ -n "$keyring" ]; then cp "$keyring" "$tmp"
+  elif command -v curl >/dev/null; then curl -fsSL "$apt_url/ambient-speaker-archive-keyring.pgp" -o "$tmp" || die "could not fetch $apt_url/ambient-speaker-archive-keyring.pgp"
+  else wget -qO "$tmp" "$apt_url/ambient-speaker-archive-keyring.pgp" || die "could not fetch $apt_url/ambient-speaker-archive-keyring.pgp"; fi
+  install_file "$tmp" "$APT_KEYRING" 0644 root:root || true
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+    "$apt_url" "${APT_SUITE:-trixie}" "$APT_KEYRING" >"$tmp"
+  install_file "$tmp" "$APT_SOURCES" 0644 root:root || true
+  rm -f "$tmp"
+  say "apt-get update (with $apt_url)"
+  apt-get update -qq || die "apt-get update failed (is $apt_url reachable, does the keyring match?)"
+}
+# apt_install PACKAGE-OR-FILE: the package and the troubleshooting tools;
+# confold: a config.json that is already there (edited, or from a source
+# install) is kept.
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+    "$1" alsa-utils gpiod mosquitto-clients >/dev/null || die "apt-get install $1 failed"
+}
+# After the package is in: --no-start, the DAC, the config check; then exits.
+package_installed() {
+  if ((start == 0)) && systemd_running; then
+    systemctl disable --now --quiet ambient-speaker.service
+    say "service disabled and stopped (--no-start)"
+  fi
+  apply_dac
+  /usr/bin/ambient-speaker check-config "$CONFIG_DIR/config.json" >/dev/null \
+    || die "$CONFIG_DIR/config.json does not validate (ambient-speaker check-config $CONFIG_DIR/config.json)"
+  say "configuration valid"
+  if ! systemd_running; then say "systemd is not running here (a chroot?): the service starts at the next boot"; fi
+  say "done"
+  exit 0
+}
+if [ -n "$apt_url" ]; then
+  configure_apt
+  say "apt-get install ambient-speaker"
+  apt_install ambient-speaker
+  say "installed ambient-speaker $(dpkg-query -W -f='${Version}' ambient-speaker) from $apt_url (apt upgrade takes the next release)"
+  package_installed
 fi
 
 # a. The Debian package, when one is given or at hand (and not --build/--binary/--swift).
@@ -199,23 +312,10 @@ if [ -n "$deb" ]; then
   else
     say "apt-get install $deb"
     apt-get update -qq
-    # confold: a config.json that is already there (edited, or from a source install) is kept.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-      "$deb" alsa-utils gpiod mosquitto-clients >/dev/null
+    apt_install "$deb"
     say "installed ambient-speaker $deb_version from $deb"
   fi
-  if ((start == 0)) && systemd_running; then
-    systemctl disable --now --quiet ambient-speaker.service
-    say "service disabled and stopped (--no-start)"
-  fi
-  apply_dac
-  /usr/bin/ambient-speaker check-config "$CONFIG_DIR/config.json" >/dev/null \
-    || die "$CONFIG_DIR/config.json does not validate (ambient-speaker check-config $CONFIG_DIR/config.json)"
-  say "configuration valid"
-  if ! systemd_running; then say "systemd is not running here (a chroot?): the service starts at the next boot"; fi
-  say "done"
-  exit 0
+  package_installed
 fi
 case "$(package_state)" in
   *" installed") die "the ambient-speaker package is installed: update it with --deb FILE, or remove it first (--uninstall)" ;;
@@ -290,7 +390,13 @@ if [ -z "$binary" ]; then
       curl -fsSL -o "$work/keys.asc" https://swift.org/keys/all-keys.asc
       GNUPGHOME="$work/gnupg" && export GNUPGHOME && mkdir -m 700 "$GNUPGHOME"
       gpg --quiet --import "$work/keys.asc"
-      gpg --quiet --verify "$work/$name.tar.gz.sig" "$work/$name.tar.gz" || die "the toolchain's PGP signature does not verify"
+      # The signature must verify AND be made by the pinned key: the keys file
+      # comes from the same site as the tarball, so it alone proves nothing.
+      gpg --quiet --status-fd 1 --verify "$work/$name.tar.gz.sig" "$work/$name.tar.gz" >"$work/verify.status" 2>/dev/null \
+        || die "the toolchain's PGP signature does not verify"
+      signer=$(awk '$2 == "VALIDSIG" { print $NF }' "$work/verify.status")
+      [ "$signer" = "$SWIFT_KEY_FINGERPRINT" ] \
+        || die "the toolchain is signed by key ${signer:-(none)}, not the pinned swift.org release key $SWIFT_KEY_FINGERPRINT"
       mkdir -p "$swift_dir"
       tar -xzf "$work/$name.tar.gz" -C "$swift_dir" --strip-components=1
       rm -rf "$work"

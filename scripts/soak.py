@@ -13,7 +13,15 @@ arrive every ~3 simulated minutes). After every step it checks:
     all before it (a retained re-send of the same message is allowed);
   * results: every command got exactly one `command/result` (within 10 s);
   * audio: while the speaker says it is playing, the pcm keeps receiving bytes;
-  * memory: after warm-up, RSS stays within +-1 MB of its warm-up level.
+  * schedules: the speaker runs on the simulated board's wall clock, which
+    the soak steps (forward up to a day, often to just before a rule; back
+    by less than a day from the furthest time reached) without touching the
+    host's; no rule occurrence fires twice, across steps and power cuts;
+  * memory: each process first tours every valid command (a mix played
+    among them), so that what a feature allocates once is allocated before
+    the warm-up ends; after warm-up, RSS never rises more than 1 MB above
+    the highest level the warm-up saw (a level that merely depends on what
+    plays, one sound or a mix, is not a leak; growth is).
 
 Prints the figures and `N passed, N failed` last; exits 1 on any violation.
 Needs root (mounts the tmpfs), mosquitto, mosquitto_sub/pub.
@@ -56,6 +64,9 @@ def main():
                        "audio": {"device": f"file:'{audio.path}',raw", "fadeMs": 50, "crossfadeMs": 100,
                                  "soundsDirectory": f"{work}/sounds"},
                        "volume": {"step": 0.05 if step % 2 == 0 else 0.04},
+                       "clock": {"timeZone": "UTC"},
+                       "schedules": [{"at": "07:00", "action": "play", "soundID": "rain", "fadeSeconds": 5},
+                                     {"at": "22:30", "action": "stop", "fadeSeconds": 5}],
                        "session": {"idleTimeoutSeconds": 3},
                        "mqtt": {"host": "127.0.0.1", "port": broker.port, "homeAssistant": {"enabled": False}},
                        "stateDirectory": disk.path}, f)
@@ -69,12 +80,37 @@ def main():
 
     speaker = launch()
     power_cuts = 0
+    clock = {"offset": 0, "furthest": time.time(), "steps": 0}  # the simulated clock, seconds from the host's
+
+    def clock_setup():
+        """A new process starts on the host's clock: synced, and moved to where the last one was."""
+        control(f"{work}/control.sock", "clock synced on")
+        if clock["offset"]:
+            control(f"{work}/control.sock", f"clock {clock['offset']:+d}")
+
+    def clock_step():
+        now = time.time() + clock["offset"]
+        clock["furthest"] = max(clock["furthest"], now)  # the speaker's schedule has seen time pass since the last step
+        to_rule = rng.random() < 0.8
+        if to_rule:  # to 2 s before the next 07:00 or 22:30 (UTC) not yet passed, at most a day on
+            ahead = clock["furthest"]
+            day = int(ahead) // 86400 * 86400
+            targets = [t - 2 for d in (0, 86400) for t in (day + d + 7 * 3600, day + d + 22 * 3600 + 1800) if t - 2 > ahead]
+            delta = int(min(targets) - now)
+        else:  # anywhere within a day on, or back to less than a day before the furthest time reached
+            delta = rng.randint(int(clock["furthest"] - now) - 80000, 86400)
+        reply = control(f"{work}/control.sock", f"clock {delta:+d}")
+        if reply.startswith("ok"):
+            clock["offset"] += delta
+            clock["steps"] += 1
+            clock["furthest"] = max(clock["furthest"], time.time() + clock["offset"])
+        return reply, to_rule
     warm_step = None  # the step at which this process's warm-up ends
     expected = {}   # id -> results expected
     sent_at = {}    # id -> real time of the last send
     counts = {"commands": 0, "hostile": 0, "presses": 0, "turns": 0, "sighups": 0, "duplicates": 0}
     violations = []
-    rss = {"start": None, "warm": None, "end": None, "min": None, "max": None}
+    rss = {"start": None, "warm": None, "peak": None, "end": None, "min": None, "max": None}
     sim_s = 0.0
     total_sim_s = hours * 3600
     warm_at = total_sim_s * 0.15
@@ -111,10 +147,25 @@ def main():
     def quiesce():
         watcher.wait(lambda: all(len(watcher.results.get(k, [])) >= n for k, n in expected.items()), 10)
 
+    tours = [0]
+
+    def tour():
+        """Every valid command once, in order (the mix is saved, played and its
+        layers changed before it is deleted), each given time to be heard."""
+        tours[0] += 1
+        for i, body in enumerate(VALID):
+            rid = f"t{tours[0]}-{i}"
+            publish(("{" + f'"id":"{rid}",' + body + "}").encode())
+            expect(rid)
+            time.sleep(0.05)
+        quiesce()
+
     try:
         if not watcher.wait(lambda: watcher.online_count >= 1 and watcher.last_session is not None, 20):
             raise RuntimeError("the speaker never came online")
         rss["start"] = rss_kb(speaker.pid)
+        clock_setup()
+        tour()
         step = 0
         while sim_s < total_sim_s:
             step += 1
@@ -134,9 +185,12 @@ def main():
                 power_cuts += 1
                 audio_mark = None  # the new process's audio is judged from its own sessions
                 rss["warm"] = None
+                rss["peak"] = None
                 warm_step = step + 100
                 if not watcher.wait(lambda: watcher.online_count > before, 20):
                     violations.append(f"step {step}: speaker not back online 20 s after a power cut")
+                clock_setup()
+                tour()
             elif roll < 0.007:                                 # broker restart
                 quiesce()
                 before = watcher.online_count
@@ -146,13 +200,21 @@ def main():
             elif roll < 0.010 and disk_until is None:          # disk-full episode
                 disk.fill()
                 disk_until = step + rng.randint(50, 400)
-            elif roll < 0.015:                                 # SIGHUP with changed live keys
+            elif roll < 0.035:                                 # the wall clock steps
+                reply, to_rule = clock_step()
+                if not reply.startswith("ok"):
+                    violations.append(f"step {step}: clock: {reply}")
+                if to_rule:  # give the rule its time to fire before the next action
+                    time.sleep(3)
+            elif roll < 0.040:                                 # SIGHUP with changed live keys
                 write_config(step)
                 speaker.send_signal(signal.SIGHUP)
                 counts["sighups"] += 1
             elif roll < 0.25:
-                button = rng.choice(["playPause", "playPause", "next", "previous"])
-                reply = control(f"{work}/control.sock", f"press {button}")
+                button = rng.choice(["playPause", "playPause", "next", "previous", "encoderSwitch"])
+                verb = "hold" if button == "encoderSwitch" and rng.random() < 0.5 else "press"
+                line = f"hold {button} 900" if verb == "hold" else f"press {button}"  # hold: the sleep timer's cycle
+                reply = control(f"{work}/control.sock", line)
                 counts["presses"] += 1
                 if not reply.startswith("ok"):
                     violations.append(f"step {step}: press {button}: {reply}")
@@ -196,13 +258,15 @@ def main():
             else:
                 audio_mark = None
             kb = rss_kb(speaker.pid)
-            if rss["warm"] is None and sim_s >= warm_at and (warm_step is None or step >= warm_step):
-                rss["warm"] = kb
+            if rss["warm"] is None:
+                rss["peak"] = max(rss["peak"] or kb, kb)  # the warm-up's highest level
+                if sim_s >= warm_at and (warm_step is None or step >= warm_step):
+                    rss["warm"] = rss["peak"]
             if rss["warm"] is not None:
                 rss["min"] = min(rss["min"] or kb, kb)
                 rss["max"] = max(rss["max"] or kb, kb)
-                if abs(kb - rss["warm"]) > RSS_BOUND_KB:
-                    violations.append(f"step {step}: RSS {kb} kB, warm-up level {rss['warm']} kB")
+                if kb - rss["warm"] > RSS_BOUND_KB:
+                    violations.append(f"step {step}: RSS {kb} kB, warm-up peak {rss['warm']} kB")
                     rss["warm"] = kb  # report each drift once
             if speaker.poll() is not None:
                 violations.append(f"step {step}: the speaker exited with {speaker.returncode}")
@@ -229,23 +293,46 @@ def main():
         violations.append(f"exit status after SIGTERM: {code}")
     real = time.time() - started
     log(f"seed {seed}: {sim_s / 3600:.1f} simulated hours in {real / 60:.1f} real minutes ({step} steps)")
-    log(f"commands {counts['commands']} valid + {counts['hostile']} hostile + {counts['duplicates']} duplicate ids, "
+    log(f"commands {counts['commands']} valid + {counts['hostile']} hostile + {counts['duplicates']} duplicate ids "
+        f"+ {tours[0]} tours of {len(VALID)}, "
         f"presses {counts['presses']}, knob turns {counts['turns']}, SIGHUPs {counts['sighups']}")
     log(f"broker restarts {broker.restarts}, power cuts (kill -9) {power_cuts}, disk-full episodes {disk.episodes}, "
         f"sessions seen {watcher.sessions}, "
         f"last revision {watcher.max_rev}, audio {audio.bytes / 192000:.0f} s of 48 kHz stereo S16")
-    log(f"RSS start {rss['start']} kB, after warm-up {rss['warm']} kB (of the last process; range after warm-up over "
+    log(f"RSS start {rss['start']} kB, warm-up peak {rss['warm']} kB (of the last process; range after warm-up over "
         f"all processes {rss['min']}-{rss['max']}), end {rss['end']} kB")
     refused = sum(1 for v in watcher.results.values() for p in v if "state-unavailable" in p)
     with open(f"{work}/speaker.log", "rb") as f:
         text = f.read()
     log(f"session publishing stopped {text.count(b'session publishing stopped')} times, resumed "
         f"{text.count(b'session publishing resumed')} times; {refused} commands refused with state-unavailable")
+    # An occurrence fires once. The one exception the speaker cannot avoid: the state file could not
+    # be written after it fired (a full disk) and a power cut came before it could be.
+    fires, unsaved, lost, excused = [], set(), set(), 0
+    for line in text.split(b"\n"):
+        if b"schedule rule " in line and line.endswith(b" fires"):
+            occurrence = line.split(b"occurrence ")[1].split(b" ")[0] + b" " + line.split(b" at ")[1].split(b",")[0]
+            if occurrence in lost:
+                excused += 1
+            elif occurrence in fires:
+                violations.append(f"schedule occurrence {occurrence.decode()} fired again")
+            fires.append(occurrence)
+            unsaved.discard(occurrence)
+            lost.discard(occurrence)
+        elif b"cannot save the state" in line and fires:
+            unsaved.add(fires[-1])     # its fired mark may not be on disk
+        elif line.endswith(b"main: ready"):
+            lost |= unsaved            # a new process: what was not saved is forgotten
+            unsaved = set()
+    log(f"clock steps {clock['steps']} (simulated clock {clock['offset']:+d} s from the host's at the end), "
+        f"schedule rules fired {len(fires)} times for {len(set(fires))} occurrences "
+        f"({excused} again after a power cut while the state file could not be written)")
     for v in violations[:50]:
         log(f"VIOLATION {v}")
     log(f"violations {len(violations)}; speaker log: {work}/speaker.log")
     kinds = {"revisions": ("revision",), "results": ("command", "result"), "audio": ("audio",),
-             "memory": ("RSS",), "speaker": ("exit", "online", "press", "turn", "session without")}
+             "memory": ("RSS",), "schedules": ("schedule", "clock:"),
+             "speaker": ("exit", "online", "press", "turn", "session without")}
     failed = [k for k, words in kinds.items() if any(any(w in v for w in words) for v in violations)]
     log(f"checks failed: {', '.join(failed) or 'none'}")
     log(f"{len(kinds) - len(failed)} passed, {len(failed)} failed")

@@ -190,13 +190,32 @@ HOSTILE = [  # (payload bytes, the id its result carries: a string, or None when
     (lambda i: b'{"id":"h%d","action":"play","id":"dup"}' % i, None),  # duplicate key: the id is not trusted
     (lambda i: b'{"id":"h%d","action":"play","pad":"' % i + b"x" * 5000 + b'"}', None),
     (lambda i: b'{"id":"h%d","action":"setVolume","level":1e308}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"setSleepTimer","minutes":0}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"setSleepTimer","minutes":5,"fadeSeconds":1e9}' % i, "h%d"),
     (lambda i: b"\xff\xfe\x00garbage", None),
+    (lambda i: b'{"id":"h%d","action":"setSchedules","schedules":[{"at":"25:00","action":"play"}]}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"setSchedules","schedules":[{"at":"07:00","action":"play","level":NaN}]}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"setScheduleEnabled","index":99,"enabled":true}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"setNightCap","nightCap":{"from":"22:00","to":"22:00","maxLevel":0.3}}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"saveMix","mixID":"m","name":"M","layers":[{"soundID":"nope","level":0.5}]}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"saveMix","mixID":"m","name":"M","layers":[{"soundID":"rain","level":9}]}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"setLayerLevel","soundID":"\\u0000","level":-1}' % i, "h%d"),
+    (lambda i: b'{"id":"h%d","action":"deleteMix","mixID":7}' % i, "h%d"),
 ]
 
 VALID = ['"action":"play"', '"action":"pause"', '"action":"toggle"', '"action":"next"', '"action":"previous"',
          '"action":"select","soundID":"rain"', '"action":"select","soundID":"surf"', '"action":"volumeUp"',
          '"action":"volumeDown","steps":2', '"action":"setVolume","level":0.3', '"action":"setVolume","level":0.6',
-         '"action":"stop"']
+         '"action":"stop"',
+         '"action":"setSchedules","schedules":[{"at":"07:00","action":"play","soundID":"rain","fadeSeconds":5},'
+         '{"at":"22:30","days":["mon","fri"],"action":"stop","fadeSeconds":5}]',
+         '"action":"setScheduleEnabled","index":0,"enabled":false', '"action":"setScheduleEnabled","index":0,"enabled":true',
+         '"action":"setNightCap","nightCap":{"from":"22:00","to":"07:00","maxLevel":0.5}', '"action":"setNightCap","nightCap":null',
+         '"action":"saveMix","mixID":"soak","name":"Soak","layers":[{"soundID":"rain","level":0.6},{"soundID":"pink","level":0.3}]',
+         '"action":"select","soundID":"soak"', '"action":"setLayerLevel","soundID":"rain","level":0.2',
+         '"action":"setLayerLevel","soundID":"pink","level":0.9', '"action":"deleteMix","mixID":"soak"',
+         '"action":"setSleepTimer","minutes":1,"fadeSeconds":20',
+         '"action":"setSleepTimer","minutes":2', '"action":"cancelSleepTimer"', '"action":"mute"', '"action":"unmute"']
 
 
 def self_test():

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Mixes the current sound source(s) with transport fades, equal-power
-/// crossfades and a ramped volume gain, producing stereo interleaved output.
+/// crossfades, a ramped volume gain, a long fade along the volume curve and a
+/// mute multiplier, producing stereo interleaved output.
 ///
 /// Owned by ONE thread at a time (the audio thread in the player; the caller's
 /// thread when rendering offline). Everything is allocated in `init`; `play`,
@@ -10,7 +11,7 @@
 ///
 /// With a history (`historyFrames` > 0) it can also take back what it rendered
 /// last: `rewind(frames:)` after the device dropped that many queued frames,
-/// then the next `play`/`pause`/`crossfade`/`setGain` applies from the rewound
+/// then the next `play`/`pause`/`crossfade`/`setGain`/`longFade`/`setMuted` applies from the rewound
 /// frame, and `render` renders those frames again from their recorded dry mix
 /// (see `RenderHistory`).
 public final class AmbienceRenderer: @unchecked Sendable {
@@ -24,6 +25,9 @@ public final class AmbienceRenderer: @unchecked Sendable {
         var theta: Float = 0
         var target: Float = 0
         var step: Float = 0
+        /// sin and cos of θ·π/2 while it moves, and of the step's angle (`EqualPowerRamp`).
+        var phase = EqualPowerRamp.Phasor(angle: 0)
+        var turn = EqualPowerRamp.Phasor(angle: 0)
     }
 
     /// Output sample rate, frames per second.
@@ -36,9 +40,11 @@ public final class AmbienceRenderer: @unchecked Sendable {
     private var voices: ContiguousArray<Voice>
     private var retired = RetiredSources()
 
-    // Transport fade and volume, ramped per frame.
-    private var master = MasterGain()
-    private var history: RenderHistory
+    // Transport fade, volume, long fade and mute, stepped per frame. Internal,
+    // not private: the long fade's and mute's requests live in
+    // `AmbienceRenderer+MasterStages` (owning thread only, like the rest).
+    var master = MasterGain()
+    var history: RenderHistory
     // A pending replay either re-renders the whole recorded mix (`replayMix`) or,
     // after a switch, feeds the recorded mix to the one voice it came from
     // (`replaySlot`) while the new voice renders beside it.
@@ -326,18 +332,10 @@ public final class AmbienceRenderer: @unchecked Sendable {
             }
         } else {
             if !accumulate { mixBuffer.update(repeating: 0, count: 2 * n) }
-            for i in 0..<n {
-                if voice.theta < voice.target {
-                    voice.theta = min(voice.target, voice.theta + voice.step)
-                } else if voice.theta > voice.target {
-                    voice.theta = max(voice.target, voice.theta - voice.step)
-                }
-                let g = Self.equalPower(voice.theta)
-                mixBuffer[2 * i] += voiceBuffer[2 * i] * g
-                mixBuffer[2 * i + 1] += voiceBuffer[2 * i + 1] * g
-            }
+            EqualPowerRamp.mix(voiceBuffer, into: mixBuffer, frames: n, &voice)
         }
         voices[v].theta = voice.theta
+        voices[v].phase = voice.phase
         if voice.theta <= 0 && voice.target <= 0 {
             retireVoice(v)
         }
@@ -350,9 +348,12 @@ public final class AmbienceRenderer: @unchecked Sendable {
         for v in 0..<Self.voiceCount where voices[v].source != nil {
             voices[v].target = 0
             voices[v].step = step
+            voices[v].phase = EqualPowerRamp.Phasor(angle: Double(voices[v].theta) * (Double.pi / 2))
+            voices[v].turn = EqualPowerRamp.Phasor(angle: -Double(step) * (Double.pi / 2))
         }
         let slot = freeVoiceSlot()
-        voices[slot] = Voice(source: source, theta: 0, target: 1, step: step)
+        voices[slot] = Voice(source: source, theta: 0, target: 1, step: step,
+                             phase: EqualPowerRamp.Phasor(angle: 0), turn: EqualPowerRamp.Phasor(angle: Double(step) * (Double.pi / 2)))
     }
 
     private func replaceVoices(with source: SoundSource) {

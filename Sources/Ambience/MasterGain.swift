@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// The renderer's master stage: the transport fade (position p in [0, 1],
-/// gain = smoothstep(p)) and the linear volume gain, each ramped per frame.
+/// gain = smoothstep(p)), the linear volume gain, the long fade (a multiplier
+/// moving along the volume curve, `LongFade`) and the mute multiplier, each
+/// stepped per frame. Output gain = smoothstep(p) × volume × long fade × mute.
 ///
 /// A plain value, so the renderer can keep a copy of it at every chunk it
 /// renders and, after a rewind, restore the state it had at any queued frame
@@ -11,6 +13,10 @@ struct MasterGain: Equatable {
     var fade = Ramp(value: 0)
     /// The linear volume gain.
     var gain = Ramp(value: 1)
+    /// The long fade's multiplier (sleep timer, schedules).
+    var longFade = LongFade()
+    /// The mute multiplier: 0 muted, 1 not; ramped linearly over a short time.
+    var mute = Ramp(value: 1)
 
     var fadePosition: Float { fade.value }
     var volume: Float { gain.value }
@@ -19,9 +25,11 @@ struct MasterGain: Equatable {
     /// True when the transport intends to play (fading in or playing).
     var isPlaying: Bool { fade.target > 0 }
     /// Nothing ramps: every frame gets the same gain.
-    var isSteady: Bool { fade.remaining == 0 && gain.remaining == 0 }
-    /// The gain of a steady state (transport × volume).
-    var steadyGain: Float { AmbienceRenderer.smoothstep(fade.value) * gain.value }
+    var isSteady: Bool { fade.remaining == 0 && gain.remaining == 0 && longFade.remaining == 0 && mute.remaining == 0 }
+    /// True while the long fade moves.
+    var isLongFading: Bool { longFade.remaining > 0 }
+    /// The gain of the current frame (transport × volume × long fade × mute).
+    var steadyGain: Float { AmbienceRenderer.smoothstep(fade.value) * gain.value * longFade.gain * mute.value }
 
     /// Moves the fade position to `target` at the rate of a full fade over
     /// `fullFrames` (a fade reversed midway takes proportionally less time).
@@ -34,11 +42,26 @@ struct MasterGain: Equatable {
         gain.start(to: linear.isNaN ? 0 : max(0, linear), frames: rampFrames)
     }
 
-    /// One frame's step of both ramps.
+    /// Moves the long fade's multiplier to `multiplier` in [0, 1] along the
+    /// volume curve over `frames` (at once when 0), from where it is now.
+    mutating func startLongFade(to multiplier: Double, frames: Int) {
+        longFade.start(to: multiplier, frames: frames)
+    }
+
+    /// Ramps the mute multiplier to 0 (`muted`) or 1 over `rampFrames`.
+    mutating func setMuted(_ muted: Bool, rampFrames: Int) {
+        let target: Float = muted ? 0 : 1
+        guard target != mute.target else { return }
+        mute.start(to: target, frames: Int((abs(target - mute.value) * Float(max(rampFrames, 0))).rounded(.up)))
+    }
+
+    /// One frame's step of every stage.
     @inline(__always)
     private mutating func step() {
         fade.step()
         gain.step()
+        longFade.step()
+        mute.step()
     }
 
     /// Multiplies `n` stereo frames of `buffer` by the (ramping) gain.
@@ -70,7 +93,8 @@ struct MasterGain: Equatable {
 }
 
 /// A value moving linearly to a target, one step per frame, landing exactly
-/// on the target at the last step. Both of `MasterGain`'s stages are one.
+/// on the target at the last step. The transport fade, the volume gain and
+/// the mute multiplier of `MasterGain` are one each.
 struct Ramp: Equatable {
     var value: Float
     var target: Float

@@ -24,6 +24,8 @@ final class ALSAPlayback: PCMOutput, @unchecked Sendable {
     private var pcm: OpaquePointer?
     /// The local configuration the pcm was opened from, if any (freed on close).
     private var localConfiguration: OpaquePointer?
+    /// The pcm's poll descriptors and the wake slot (`waitForRoom`).
+    private var roomWait: DeviceWait?
 
     /// Opens `device` (any ALSA pcm name) for playback and configures it
     /// (`snd_pcm_open`, `snd_pcm_hw_params_*` with `_malloc`, `snd_pcm_sw_params_*`).
@@ -74,6 +76,7 @@ final class ALSAPlayback: PCMOutput, @unchecked Sendable {
         }
         pcm = handle
         localConfiguration = config
+        roomWait = DeviceWait(pcm: handle)
     }
 
     deinit { close() }
@@ -82,6 +85,7 @@ final class ALSAPlayback: PCMOutput, @unchecked Sendable {
     func close() {
         if let pcm { snd_pcm_close(pcm) }
         pcm = nil
+        roomWait = nil
         if let localConfiguration { snd_config_delete(localConfiguration) }
         localConfiguration = nil
     }
@@ -173,11 +177,23 @@ final class ALSAPlayback: PCMOutput, @unchecked Sendable {
         return snd_pcm_delay(pcm, &frames) < 0 ? 0 : max(0, frames)
     }
 
+    /// Waits until the device has room for a period or `wake` is readable
+    /// (see `DeviceWait`); `.room` at once for a closed pcm or one without
+    /// poll descriptors. Audio thread.
+    func waitForRoom(wake: Int32, timeoutNanos: Int64) -> DeviceWait.Outcome {
+        roomWait?.wait(wake: wake, timeoutNanos: timeoutNanos) ?? .room
+    }
+
     /// Frames queued in the device that can still be taken back
     /// (`snd_pcm_rewindable`); a negative errno when the pcm can't tell (some
-    /// plugins). Audio thread.
+    /// plugins). `snd_pcm_avail` first: `snd_pcm_rewindable` answers from the
+    /// hardware pointer as last read (at the last write: up to a period
+    /// earlier after a wait for room), so the rewind would take back frames already played (and
+    /// the renderer re-render a period too much). An error from
+    /// `snd_pcm_avail` (an underrun) is left to the next write. Audio thread.
     func rewindable() -> Int {
         guard let pcm else { return Int(-EBADFD) }
+        _ = snd_pcm_avail(pcm)
         return snd_pcm_rewindable(pcm)
     }
 

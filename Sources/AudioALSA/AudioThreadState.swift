@@ -84,6 +84,8 @@ struct TransportProgress {
     var pendingPlayTicket: UInt64?
     /// Reported `.paused` once a period renders silent.
     var pendingPauseTicket: UInt64?
+    /// Reported `.longFadeDone` once the renderer's long fade stands still.
+    var pendingLongFadeTicket: UInt64?
 }
 
 /// A running total sent to the main thread at most once a second, so a

@@ -122,6 +122,12 @@ final class AudioThreadWorker: @unchecked Sendable {
         if wait > 0 && links.requestWake.wait(timeoutNanos: wait) {
             return true  // a request arrived while pacing: apply it first
         }
+        // Render only once the device has room, so a request that arrives
+        // while it is full is applied first (see `DeviceWait`). A device that
+        // stays full for two buffers is left to the blocking write.
+        if playback.waitForRoom(wake: links.requestWake.fd, timeoutNanos: 2 * bufferNanos) == .request {
+            return true
+        }
         renderAndWrite(playback)
         return true
     }
@@ -153,6 +159,7 @@ final class AudioThreadWorker: @unchecked Sendable {
             transport.pendingPlayTicket = nil
             report(.playing(ticket: ticket))
         }
+        completeLongFade()
         let delay = playback.delay()
         if let queued = rewind.refillQueued {
             // What the device played between the rewind and this write's end
@@ -247,6 +254,22 @@ final class AudioThreadWorker: @unchecked Sendable {
         case .setGain(let gain, let rampMs):
             if gain != output.renderer.currentGain { rewindQueued(forSwitch: false) }
             output.renderer.setGain(gain, rampFrames: frames(ms: rampMs))
+        case .longFade(let multiplier, let overMs, let ticket):
+            if Float(multiplier) != output.renderer.longFadeMultiplier { rewindQueued(forSwitch: false) }
+            output.renderer.longFade(to: multiplier, frames: frames(ms: overMs))
+            transport.pendingLongFadeTicket = ticket
+            completeLongFade()
+        case .setMuted(let muted, let rampMs):
+            if muted != output.renderer.isMuted { rewindQueued(forSwitch: false) }
+            output.renderer.setMuted(muted, rampFrames: frames(ms: rampMs))
+        }
+    }
+
+    /// Reports the pending long fade once the renderer's stage stands still.
+    private func completeLongFade() {
+        if let ticket = transport.pendingLongFadeTicket, !output.renderer.isLongFading {
+            transport.pendingLongFadeTicket = nil
+            report(.longFadeDone(ticket: ticket))
         }
     }
 
@@ -316,6 +339,11 @@ final class AudioThreadWorker: @unchecked Sendable {
         if links.reports.freeCount > 1 && links.reports.push(report) {  // keep a slot for retirements
             links.reportWake.signal()
         }
+    }
+
+    /// The negotiated buffer's length in nanoseconds.
+    private var bufferNanos: Int64 {
+        Int64(settings.bufferFrames) * 1_000_000_000 / Int64(max(1, settings.sampleRate))
     }
 
     private func frames(ms: Int) -> Int {

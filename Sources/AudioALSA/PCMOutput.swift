@@ -16,6 +16,10 @@ protocol PCMOutput: AnyObject, Sendable {
     /// is full; returns the underruns recovered on the way.
     @discardableResult
     func write(_ samples: UnsafePointer<Int16>, frames: Int) throws(ALSAError) -> Int
+    /// Waits until the device has room for a period or `wake` (the request
+    /// eventfd) is readable, at most `timeoutNanos`; a pcm that can't be
+    /// polled answers `.room` at once (its `write` then blocks).
+    func waitForRoom(wake: Int32, timeoutNanos: Int64) -> DeviceWait.Outcome
     /// Frames queued and not yet played (0 for a pcm without a clock).
     func delay() -> Int
     /// Frames that can still be taken back, or a negative errno.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import SpeakerCore
+import SpeakerSystem
 
 /// One text command of the simulated board (`board.controlSocket` and the
 /// `demo` keyboard), parsed. See ``parse(_:)`` for the grammar.
@@ -18,6 +19,10 @@ public enum BoardCommand: Equatable, Sendable {
     case bounce(Bool)
     /// `pulses`: the amp UP/DOWN pulses recorded so far.
     case pulses
+    /// `clock +SECONDS | -SECONDS`: steps the speaker's simulated wall clock.
+    case clockStep(seconds: Int64)
+    /// `clock synced on|off|host`: the simulated clock's NTP flag (host: the host's own).
+    case clockSynced(Bool?)
 
     /// Longest accepted `hold`, in milliseconds.
     public static let maxHoldMilliseconds = 60_000
@@ -26,7 +31,7 @@ public enum BoardCommand: Equatable, Sendable {
 
     private static let buttons: [InputLine] = InputLine.allCases.filter(\.isButton)
     private static let buttonList = "playPause, next, previous or encoderSwitch"
-    private static let commandList = "press, hold, down, up, turn, bounce or pulses"
+    private static let commandList = "press, hold, down, up, turn, bounce, pulses or clock"
 
     /// Parses one command line (words separated by spaces or tabs; command
     /// and button names are case-insensitive). On failure the error's
@@ -76,9 +81,30 @@ public enum BoardCommand: Equatable, Sendable {
         case "pulses":
             if let error = count(0, "pulses") { return .failure(error) }
             return .success(.pulses)
+        case "clock":
+            return clock(arguments)
         default:
             return .failure(BoardCommandError("unknown command \"\(words[0])\" (expected \(commandList))"))
         }
+    }
+
+    /// `clock +N|-N` (seconds, at most ten years) or `clock synced on|off|host`.
+    private static func clock(_ arguments: [String]) -> Result<BoardCommand, BoardCommandError> {
+        let usage = "clock +SECONDS|-SECONDS or clock synced on|off|host"
+        if arguments.count == 2 && arguments[0].lowercased() == "synced" {
+            switch arguments[1].lowercased() {
+            case "on": return .success(.clockSynced(true))
+            case "off": return .success(.clockSynced(false))
+            case "host": return .success(.clockSynced(nil))
+            default: return .failure(BoardCommandError("clock synced expects on, off or host, got \"\(arguments[1])\""))
+            }
+        }
+        guard arguments.count == 1, let first = arguments[0].first, first == "+" || first == "-",
+              let seconds = Int64(arguments[0]), abs(seconds) <= SimulatedWallClock.maxStepSeconds else {
+            return .failure(BoardCommandError("bad clock arguments \(arguments) (usage: \(usage); at most "
+                                              + "\(SimulatedWallClock.maxStepSeconds) seconds)"))
+        }
+        return .success(.clockStep(seconds: seconds))
     }
 
     private static func button(_ name: String) -> Result<InputLine, BoardCommandError> {

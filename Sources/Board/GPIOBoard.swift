@@ -23,7 +23,7 @@ import SpeakerSystem
 /// outputs (``AmpStepLines``). A chip that goes away while running (read
 /// error, hang-up, or its `/dev` node deleted) is reported once to
 /// `onFailure`. Threading: loop thread only.
-public final class GPIOBoard: AmpStepLines {
+public final class GPIOBoard: AmpStepLines, StatusLedLines {
     /// The consumer name the kernel shows for our lines (`gpioinfo`).
     public static let consumer = "ambient-speaker"
     /// Longest kernel debounce asked for a button (µs); encoder phases get none.
@@ -46,6 +46,7 @@ public final class GPIOBoard: AmpStepLines {
     private let onFailure: (GPIOError) -> Void
     private var inputs: [Input] = []
     private var outputs: [Bool: Output] = [:]  // true = UP
+    private var led: Output?
     private var devWatch: (watch: DirectoryDeletionWatch, registration: LoopRegistration)?
     private var failed = false
     private var readerRunning = false
@@ -84,6 +85,7 @@ public final class GPIOBoard: AmpStepLines {
         let step = config.volume.mode == .gpioStep ? config.volume.gpioStep : nil
         var names = wanted.map { $0.1 }
         if let step { names += [step.up, step.down] }
+        if let statusLed = config.statusLed { names.append(statusLed.line) }
         let found = try lines.locate(names, directory: chipDirectory)
         do throws(GPIOError) {
             for (role, name, activeLow, bias, debounce) in wanted {
@@ -102,6 +104,12 @@ public final class GPIOBoard: AmpStepLines {
                     logger.info("amp \(up ? "UP" : "DOWN"): \(location), output, \(step.activeLow ? "active-low" : "active-high")")
                 }
             }
+            if let statusLed = config.statusLed {
+                guard let location = found[statusLed.line] else { throw GPIOError.unknownLine(name: statusLed.line, chips: []) }
+                led = Output(location: location,
+                             request: try lines.requestOutput(location, activeLow: statusLed.activeLow, consumer: Self.consumer))
+                logger.info("status LED: \(location), output, \(statusLed.activeLow ? "active-low" : "active-high")")
+            }
         } catch {
             releaseAll()
             throw error
@@ -115,7 +123,7 @@ public final class GPIOBoard: AmpStepLines {
             throw error
         }
         watchChipNodes(directory: chipDirectory)
-        logger.info("gpio board: \(library.description), \(inputs.count) inputs, \(outputs.count) outputs")
+        logger.info("gpio board: \(library.description), \(inputs.count) inputs, \(outputs.count + (led == nil ? 0 : 1)) outputs")
     }
 
     deinit { releaseAll() }
@@ -128,7 +136,16 @@ public final class GPIOBoard: AmpStepLines {
     public func drive(up: Bool, active: Bool, at: UInt64) throws(GPIOError) {
         guard let output = outputs[up] else { return }
         if let e = lines.setOutput(output.request, active: active) {
-            throw GPIOError.output(line: output.location.line.name, location: "\(output.location.chip.name) line \(output.location.line.offset)", errno: e)
+            throw GPIOError.output(line: output.location.name, location: "\(output.location.chip.name) line \(output.location.line.offset)", errno: e)
+        }
+    }
+
+    // MARK: StatusLedLines
+
+    public func driveLed(lit: Bool, at: UInt64) throws(GPIOError) {
+        guard let led else { return }
+        if let e = lines.setOutput(led.request, active: lit) {
+            throw GPIOError.output(line: led.location.name, location: "\(led.location.chip.name) line \(led.location.line.offset)", errno: e)
         }
     }
 
@@ -150,7 +167,7 @@ public final class GPIOBoard: AmpStepLines {
         for read in reads {
             let input = inputs[read.input]
             if let e = read.error {
-                fail(.chipGone(line: input.location.line.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
+                fail(.chipGone(line: input.location.name, location: "\(input.location.chip.name) line \(input.location.line.offset)", errno: e))
                 return
             }
             logger.debug("read \(input.role.rawValue) at \(MonotonicInstant(nanoseconds: read.readAt)): \(read.events.count) "
@@ -223,7 +240,7 @@ public final class GPIOBoard: AmpStepLines {
         let held = inputs.map(\.location) + outputs.values.map(\.location)
         for name in names {
             if let gone = held.first(where: { $0.chip.name == name }) {
-                fail(.chipGone(line: gone.line.name, location: "\(gone.chip.name) line \(gone.line.offset)", errno: ENODEV))
+                fail(.chipGone(line: gone.name, location: "\(gone.chip.name) line \(gone.line.offset)", errno: ENODEV))
                 return
             }
         }
@@ -239,6 +256,8 @@ public final class GPIOBoard: AmpStepLines {
         inputs.removeAll()
         for output in outputs.values { lines.release(output.request) }
         outputs.removeAll()
+        if let led { lines.release(led.request) }
+        led = nil
         if let devWatch { loop.remove(devWatch.registration) }
         devWatch = nil  // closes the inotify descriptor
     }

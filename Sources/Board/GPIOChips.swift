@@ -25,16 +25,47 @@ public struct GPIOLineInfo: Equatable, Sendable {
     public var isOutput: Bool
 }
 
-/// Where a named line lives.
+/// Where a configured line lives: its chip and line, the name the
+/// configuration gave it and how that name was matched (``HeaderPins``).
 public struct GPIOLineLocation: Equatable, Sendable, CustomStringConvertible {
     public var chip: GPIOChipInfo
     public var line: GPIOLineInfo
-    public var description: String { "\(line.name) (\(chip.name) line \(line.offset))" }
+    /// The configuration's name; the line's own name when matched by name.
+    public var name: String
+    public var match: LineMatch
+
+    /// A line found by its own name.
+    public init(chip: GPIOChipInfo, line: GPIOLineInfo) {
+        self.init(chip: chip, line: line, name: line.name, match: .name)
+    }
+
+    public init(chip: GPIOChipInfo, line: GPIOLineInfo, name: String, match: LineMatch) {
+        self.chip = chip
+        self.line = line
+        self.name = name
+        self.match = match
+    }
+
+    /// `GPIO17 (gpiochip0 line 17), by name on pinctrl-bcm2835`, or for a
+    /// header pin the tree names otherwise `GPIO4 (gpiochip0 line 4), header
+    /// offset 4 of pinctrl-bcm2835 (the device tree calls it "GPIO_GCLK")`.
+    public var description: String {
+        let place = "\(name) (\(chip.name) line \(line.offset))"
+        let on = chip.label.isEmpty ? "" : " of \(chip.label)"
+        switch match {
+        case .name:
+            return chip.label.isEmpty ? place : "\(place), by name on \(chip.label)"
+        case .headerOffset:
+            let tree = line.name.isEmpty ? "unnamed in the device tree" : "the device tree calls it \"\(line.name)\""
+            return "\(place), header offset \(line.offset)\(on) (\(tree))"
+        }
+    }
 }
 
 /// The machine's GPIO chips, read through libgpiod (`cgpiod_chip_describe*`,
 /// v1 or v2 as built): enumerates `/dev/gpiochip*` and finds lines **by
-/// name** across all chips, never by chip number (a Pi 4 has the header on
+/// name** across all chips (or as a header pin of the header's controller,
+/// ``HeaderPins``), never by chip number (a Pi 4 has the header on
 /// gpiochip0, a Pi 5 on a chip whose number varies). Any thread.
 public enum GPIOChips {
     /// `libgpiod <version> (v1 API)` or `(v2 API)`.
@@ -83,8 +114,10 @@ public enum GPIOChips {
         }
     }
 
-    /// Finds each of `names` by line name across all chips. Throws for a chip
-    /// that cannot be opened (permission) and for a name no chip has.
+    /// Finds each of `names` across all chips (``HeaderPins/resolve(_:chips:)``:
+    /// by line name, else a header pin `GPIOn` as offset n of the header's
+    /// controller). Throws for a chip that cannot be opened (permission) and
+    /// for a name found nowhere.
     public static func locate(_ names: [String], directory: String = "/dev") throws(GPIOError) -> [String: GPIOLineLocation] {
         var chips: [GPIOChipInfo] = []
         for result in all(directory: directory) {
@@ -95,9 +128,7 @@ public enum GPIOChips {
         }
         var found: [String: GPIOLineLocation] = [:]
         for name in names where found[name] == nil {
-            guard let location = chips.lazy.compactMap({ chip in
-                chip.lines.first(where: { $0.name == name }).map { GPIOLineLocation(chip: chip, line: $0) }
-            }).first else {
+            guard let location = HeaderPins.resolve(name, chips: chips) else {
                 throw GPIOError.unknownLine(name: name, chips: chips.map { "\($0.name) [\($0.label)]" })
             }
             found[name] = location

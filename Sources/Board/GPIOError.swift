@@ -29,7 +29,8 @@ public enum GPIOError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .unknownLine(name, chips):
             let where_ = chips.isEmpty ? "there are no GPIO chips (/dev/gpiochip*)" : "chips searched: \(chips.joined(separator: ", "))"
-            return "GPIO line \"\(name)\" not found on any chip (\(where_)); `ambient-speaker devices` lists the named lines"
+            let hint = HeaderPins.missingControllerHint(name, chips: chips).map { "; \($0)" } ?? ""
+            return "GPIO line \"\(name)\" not found on any chip (\(where_))\(hint); `ambient-speaker devices` lists the lines a configuration may name"
         case let .opening(path, e):
             if e == EACCES || e == EPERM { return "no permission to open \(path)\(Self.groupHint(path: path))" }
             return "cannot open GPIO chip \(path): \(String(cString: strerror(e)))"

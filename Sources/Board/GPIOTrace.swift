@@ -92,7 +92,9 @@ public struct GPIOTrace: Equatable, Sendable {
             switch result {
             case .success(let found):
                 answer = found.sorted { $0.key < $1.key }.map { name, l in
-                    "\(escape(name))=\(escape(l.chip.name)):\(escape(l.chip.path)):\(l.line.offset)"
+                    // A header pin found by offset also records the chip's label and the tree's name.
+                    let how = l.match == .headerOffset ? ":header:\(escape(l.chip.label)):\(escape(l.line.name))" : ""
+                    return "\(escape(name))=\(escape(l.chip.name)):\(escape(l.chip.path)):\(l.line.offset)\(how)"
                 }.joined(separator: " ")
             case .failure(let error): answer = errorText(error)
             }
@@ -148,6 +150,7 @@ public struct GPIOTrace: Equatable, Sendable {
             case "%": out += "%25"
             case " ": out += "%20"
             case ",": out += "%2C"
+            case ":": out += "%3A"
             case "\n": out += "%0A"
             default: out.append(c)
             }
@@ -159,7 +162,8 @@ public struct GPIOTrace: Equatable, Sendable {
 
     static func unescape(_ s: String) -> String {
         // Every `%` in escaped text starts an escape, so `%25` goes last.
-        s.replacing("%20", with: " ").replacing("%2C", with: ",").replacing("%0A", with: "\n").replacing("%25", with: "%")
+        s.replacing("%20", with: " ").replacing("%2C", with: ",").replacing("%3A", with: ":").replacing("%0A", with: "\n")
+            .replacing("%25", with: "%")
     }
 
     private static func entry(_ t: [String]) throws(GPIOTraceError) -> GPIOTraceEntry {
@@ -209,12 +213,17 @@ public struct GPIOTrace: Equatable, Sendable {
             var found: [String: GPIOLineLocation] = [:]
             for item in a {
                 let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
-                let place = parts.count == 2 ? parts[1].split(separator: ":").map(String.init) : []
-                guard place.count == 3 else { throw fail("expected NAME=CHIP:PATH:OFFSET") }
+                let place = parts.count == 2 ? parts[1].split(separator: ":", omittingEmptySubsequences: false).map(String.init) : []
+                guard place.count == 3 || (place.count == 6 && place[3] == "header") else {
+                    throw fail("expected NAME=CHIP:PATH:OFFSET[:header:LABEL:TREENAME]")
+                }
                 let name = unescape(parts[0])
-                let line = GPIOLineInfo(offset: try number(place[2]), name: name, consumer: "", isUsed: false, isOutput: false)
-                let chip = GPIOChipInfo(path: unescape(place[1]), name: unescape(place[0]), label: "", lines: [])
-                found[name] = GPIOLineLocation(chip: chip, line: line)
+                let header = place.count == 6
+                let line = GPIOLineInfo(offset: try number(place[2]), name: header ? unescape(place[5]) : name,
+                                        consumer: "", isUsed: false, isOutput: false)
+                let chip = GPIOChipInfo(path: unescape(place[1]), name: unescape(place[0]), label: header ? unescape(place[4]) : "",
+                                        lines: [])
+                found[name] = GPIOLineLocation(chip: chip, line: line, name: name, match: header ? .headerOffset : .name)
             }
             return .locate(names: names, directory: unescape(t[1]), result: .success(found))
         case ("input", 8...):

@@ -108,7 +108,7 @@ public final class LibGPIODLines: GPIOLineAccess {
         if e == EBUSY, let chip = try? GPIOChips.describe(path: location.chip.path), location.line.offset < chip.lines.count {
             holder = chip.lines[location.line.offset].consumer
         }
-        return .request(line: location.line.name, location: "\(location.chip.name) line \(location.line.offset)",
+        return .request(line: location.name, location: "\(location.chip.name) line \(location.line.offset)",
                         path: location.chip.path, errno: e, consumer: holder)
     }
 }

@@ -42,14 +42,14 @@ public final class RecordingGPIOLines: GPIOLineAccess {
 
     public func requestInput(_ location: GPIOLineLocation, _ settings: GPIOInputSettings, consumer: String) throws(GPIOError) -> GPIORequestID {
         let result = Result { () throws(GPIOError) in try inner.requestInput(location, settings, consumer: consumer) }
-        record(.requestInput(line: location.line.name, chip: location.chip.name, offset: location.line.offset,
+        record(.requestInput(line: location.name, chip: location.chip.name, offset: location.line.offset,
                              settings: settings, result: result))
         return try result.get()
     }
 
     public func requestOutput(_ location: GPIOLineLocation, activeLow: Bool, consumer: String) throws(GPIOError) -> GPIORequestID {
         let result = Result { () throws(GPIOError) in try inner.requestOutput(location, activeLow: activeLow, consumer: consumer) }
-        record(.requestOutput(line: location.line.name, chip: location.chip.name, offset: location.line.offset,
+        record(.requestOutput(line: location.name, chip: location.chip.name, offset: location.line.offset,
                               activeLow: activeLow, result: result))
         return try result.get()
     }

@@ -52,7 +52,7 @@ public final class ReplayedGPIOLines: GPIOLineAccess {
     public func requestInput(_ location: GPIOLineLocation, _ settings: GPIOInputSettings, consumer: String) throws(GPIOError) -> GPIORequestID {
         let call = "input \(location) \(settings)"
         guard case let .requestInput(line, chip, offset, s, result)? = next(call),
-              line == location.line.name, chip == location.chip.name, offset == location.line.offset, s == settings
+              line == location.name, chip == location.chip.name, offset == location.line.offset, s == settings
         else { throw mismatch(call) }
         return try result.get()
     }
@@ -60,7 +60,7 @@ public final class ReplayedGPIOLines: GPIOLineAccess {
     public func requestOutput(_ location: GPIOLineLocation, activeLow: Bool, consumer: String) throws(GPIOError) -> GPIORequestID {
         let call = "output \(location) activeLow \(activeLow)"
         guard case let .requestOutput(line, chip, offset, low, result)? = next(call),
-              line == location.line.name, chip == location.chip.name, offset == location.line.offset, low == activeLow
+              line == location.name, chip == location.chip.name, offset == location.line.offset, low == activeLow
         else { throw mismatch(call) }
         return try result.get()
     }

@@ -37,6 +37,8 @@ public final class SimulatedBoard {
     private let loop: any EventLoopProtocol
     private let logger: Logger
     private let onEdge: (LineEdge) -> Void
+    /// The speaker's simulated wall clock (`clock` commands), when it has one.
+    private let clock: SimulatedWallClock?
     private var bounce: ContactBounce
     private var bounceEnabled = false
     /// Edges not yet delivered, in time order (scripts only ever append later times).
@@ -58,10 +60,11 @@ public final class SimulatedBoard {
     public init(
         loop: any EventLoopProtocol, logger: Logger,
         pressMilliseconds: Int = 50, stepMilliseconds: Int = 3, commandGapMilliseconds: Int = 50,
-        maxPendingEdges: Int = 4_096, seed: UInt64 = 0x5EED_B0A4D,
+        maxPendingEdges: Int = 4_096, seed: UInt64 = 0x5EED_B0A4D, clock: SimulatedWallClock? = nil,
         onEdge: @escaping (LineEdge) -> Void
     ) {
         self.loop = loop
+        self.clock = clock
         self.logger = logger
         // At least 1 ms each, so a bounce burst (≤ 0.8 ms) never overlaps the next edge.
         self.pressMilliseconds = max(1, pressMilliseconds)
@@ -121,6 +124,15 @@ public final class SimulatedBoard {
             logger.info("simulated board: bounce \(on ? "on" : "off")")
         case .pulses:
             return .success("up=\(upPulses) down=\(downPulses)")
+        case .clockStep(let seconds):
+            guard let clock else { return .failure(BoardCommandError("this speaker has no simulated clock")) }
+            clock.step(bySeconds: seconds)
+            logger.info("simulated clock: \(seconds > 0 ? "+" : "")\(seconds) s, now \(clock.offset) s from the host's")
+            return .success("ok offset=\(clock.offset)")
+        case .clockSynced(let synced):
+            guard let clock else { return .failure(BoardCommandError("this speaker has no simulated clock")) }
+            clock.setSynced(synced)
+            logger.info("simulated clock: synced \(synced.map { $0 ? "on" : "off" } ?? "as the host")")
         }
         return .success("ok")
     }
@@ -139,6 +151,9 @@ public final class SimulatedBoard {
     /// the shared ``AmpStepper``), with its start and end instants: the same
     /// schedule the GPIO board would put on the real lines.
     public private(set) var pulseLog: [AmpPulseRecord] = []
+    /// Every status LED level driven through ``driveLed(lit:at:)`` (by the
+    /// shared ``StatusLedDriver``), the levels the GPIO board would drive.
+    public internal(set) var ledLog: [LedLevelRecord] = []
 
     /// True while edges are still waiting to be delivered.
     public var isBusy: Bool { !pending.isEmpty }
@@ -231,6 +246,21 @@ extension SimulatedBoard: AmpStepLines {
     }
 }
 
+/// One status LED level change as the simulated board recorded it.
+public struct LedLevelRecord: Equatable, Sendable {
+    public var lit: Bool
+    /// Monotonic instant (ns) as scheduled.
+    public var at: UInt64
+}
+
+extension SimulatedBoard: StatusLedLines {
+    /// Records the level the status LED would show (kept to the last 256 changes).
+    public func driveLed(lit: Bool, at: UInt64) throws(GPIOError) {
+        ledLog.append(LedLevelRecord(lit: lit, at: at))
+        if ledLog.count > 320 { ledLog.removeFirst(ledLog.count - 256) }
+    }
+}
+
 extension BoardCommand {
     /// How many edges the command queues (before contact bounce), nil for
     /// commands that queue none.
@@ -239,7 +269,7 @@ extension BoardCommand {
         case .press, .hold: return 2
         case .down, .up: return 1
         case .turn(let detents): return 4 * abs(detents)
-        case .bounce, .pulses: return nil
+        case .bounce, .pulses, .clockStep, .clockSynced: return nil
         }
     }
 }

@@ -22,6 +22,8 @@ public final class SpeakerBoard: BoardPort {
     private let logger: Logger
     private let openControlSocket: ControlSocketOpener
     private let openGPIO: GPIOOpener
+    /// The simulated board's wall clock (its `clock` commands), if any.
+    private let simulatedClock: SimulatedWallClock?
     private var phase: Phase = .closed
 
     private enum Phase {
@@ -35,6 +37,8 @@ public final class SpeakerBoard: BoardPort {
         var board: OpenBoard
         /// The UP/DOWN pulse driver, only in `gpio-step` volume mode.
         var amp: AmpStepper?
+        /// The status LED's pattern player, only with `statusLed`.
+        var led: StatusLedDriver?
         /// Closes the simulated board's control socket (a no-op without one).
         var closeControlSocket: () -> Void
     }
@@ -51,8 +55,10 @@ public final class SpeakerBoard: BoardPort {
     }
 
     public init(config: SpeakerConfig, loop: any EventLoopProtocol, logger: Logger,
-                openControlSocket: @escaping ControlSocketOpener, openGPIO: @escaping GPIOOpener) {
+                openControlSocket: @escaping ControlSocketOpener, openGPIO: @escaping GPIOOpener,
+                simulatedClock: SimulatedWallClock? = nil) {
         self.config = config
+        self.simulatedClock = simulatedClock
         self.loop = loop
         self.logger = logger
         self.openControlSocket = openControlSocket
@@ -60,12 +66,12 @@ public final class SpeakerBoard: BoardPort {
     }
 
     public func open(onEdge: @escaping (LineEdge) -> Void, onFailure: @escaping (BoardFailure) -> Void) throws(BoardFailure) {
-        let lines: AmpStepLines
+        let lines: AmpStepLines & StatusLedLines
         let board: OpenBoard
         var closeControlSocket: () -> Void = {}
         switch config.board.kind {
         case .simulated:
-            let simulated = SimulatedBoard(loop: loop, logger: logger.named("board"), onEdge: onEdge)
+            let simulated = SimulatedBoard(loop: loop, logger: logger.named("board"), clock: simulatedClock, onEdge: onEdge)
             board = .simulated(simulated)
             lines = simulated
             if let path = config.board.controlSocket {
@@ -92,7 +98,11 @@ public final class SpeakerBoard: BoardPort {
                 onFailure(BoardFailure(exitCode: 2, message: "\(error)"))
             }
         }
-        phase = .open(Opened(board: board, amp: amp, closeControlSocket: closeControlSocket))
+        var led: StatusLedDriver?
+        if config.statusLed != nil {
+            led = StatusLedDriver(loop: loop, lines: lines) { error in onFailure(BoardFailure(exitCode: 2, message: "\(error)")) }
+        }
+        phase = .open(Opened(board: board, amp: amp, led: led, closeControlSocket: closeControlSocket))
     }
 
     /// A text command for the simulated board (demo keys); an error with the gpio board.
@@ -104,10 +114,15 @@ public final class SpeakerBoard: BoardPort {
         if case .open(let opened) = phase { opened.amp?.enqueue(pulse) }
     }
 
+    public func showStatus(_ pattern: StatusLedPattern) {
+        if case .open(let opened) = phase { opened.led?.show(pattern) }
+    }
+
     public func close() {
         guard case .open(let opened) = phase else { return }
         phase = .closed
         opened.amp?.stop()
+        opened.led?.stop()
         opened.closeControlSocket()
         if case .gpio(let gpio) = opened.board { gpio.close() }
     }

@@ -100,6 +100,13 @@ public final class MQTTLink: @unchecked Sendable {
     /// `drainEvents()`. Stays valid for the link's lifetime.
     public var eventFD: Int32 { handover.readiness.fd }
 
+    /// QoS 1 publications still waiting for their PUBACK. Any thread.
+    public var unacknowledgedCount: Int { tracker.pendingCount }
+    public var acknowledgedCount: Int { tracker.acknowledgedCount }
+
+    /// Waits for `eventFD` (poll(2)); the closing handshake's wait. Main thread.
+    public func waitForEvents(timeoutMs: Int) -> Bool { waitReadable(eventFD, milliseconds: timeoutMs) }
+
     /// Whether the broker has accepted the connection and it has not dropped
     /// since. Any thread.
     public var isConnected: Bool { status.connected.load(ordering: .acquiring) }
@@ -261,12 +268,21 @@ public final class MQTTLink: @unchecked Sendable {
     /// about `timeoutMs` in all (at least 200 ms for the thread to stop): a
     /// connect still in progress is abandoned, not waited for. Safe to call
     /// twice. Returns what it did, so a caller (and a test) can tell a clean
-    /// stop from an abandoned connect without timing it.
+    /// stop from an abandoned connect without timing it. Without
+    /// `finalPublish` nothing more is read from the socket, only the
+    /// DISCONNECT written: a command the broker sent meanwhile stays
+    /// unacknowledged and is delivered again to the persistent session's
+    /// next connection (the MQTT service has answered everything before).
     @discardableResult
     public func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?,
                          timeoutMs: Int) -> ShutdownOutcome {
         guard let mosq = lifetime.client else { return .notRunning }
         let deadline = milliseconds() + timeoutMs
+        // Without a final message the caller has already had its last
+        // publications acknowledged (the MQTT service's closing handshake):
+        // from here nothing is read, so no command is acknowledged unanswered.
+        let quiet = finalPublish == nil
+        if quiet { network.stopRequested.store(true, ordering: .releasing) }
         // From here the network thread serves the socket (the PUBACKs waited for below, the DISCONNECT).
         batch.holding = false
         takeBack(result: (Int32(MOSQ_ERR_SUCCESS.rawValue), 0), closing: true)
@@ -284,7 +300,7 @@ public final class MQTTLink: @unchecked Sendable {
                 logger.warning("final message on \(finalPublish.topic) rejected: \(error)")
             }
         }
-        if isConnected && !tracker.wait(deadline: deadline, until: { tracker.pendingCount == 0 }) {
+        if !quiet && isConnected && !tracker.wait(deadline: deadline, until: { tracker.pendingCount == 0 }) {
             logger.warning("\(tracker.pendingCount) QoS 1 message(s) unacknowledged at shutdown")
         }
         network.stopRequested.store(true, ordering: .releasing)
@@ -369,5 +385,9 @@ public final class MQTTLink: @unchecked Sendable {
         if let will = s.will { parts.append("will on \(will.topic) (qos \(will.qos), retain \(will.retain))") }
         parts.append("subscriptions \(s.subscriptions)")
         logger.info(parts.joined(separator: ", "))
+        if s.sendsPasswordInClear {
+            logger.warning("the broker password goes to \(s.host):\(s.port) without TLS: anyone on the path can read it and log in as this speaker"
+                           + " (set mqtt.tls with the broker's CA and use port 8883; docs/broker-security.md)")
+        }
     }
 }

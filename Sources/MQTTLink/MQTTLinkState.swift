@@ -23,6 +23,10 @@ final class ConnectionStatus: Sendable {
     let fallbackRequested = Atomic<Bool>(false)
     /// 5 for MQTT v5, 4 for 3.1.1 after a fallback.
     let protocolLevel = Atomic<Int>(5)
+    /// The broker sent bytes during the current v5 attempt (plain TCP, seen
+    /// by `noticeV311Refusal`'s peek): a close after them is not a close
+    /// "without any CONNACK", so it is no reason to try 3.1.1.
+    let answerBytesSeen = Atomic<Bool>(false)
     /// The first error line libmosquitto logged during the current attempt
     /// (OpenSSL's reason when TLS fails); reset before each attempt.
     let libraryError = Mutex<String?>(nil)

@@ -67,6 +67,11 @@ public struct MQTTSettings: Sendable, Equatable {
     }
 }
 
+extension MQTTSettings {
+    /// Whether every CONNECT would carry the password in clear (a password and no TLS).
+    public var sendsPasswordInClear: Bool { password != nil && tls == nil }
+}
+
 /// TLS material for `mosquitto_tls_set`.
 public struct MQTTTLS: Sendable, Equatable {
     /// PEM file of trusted CA certificates.

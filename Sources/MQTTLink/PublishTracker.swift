@@ -20,6 +20,8 @@ final class PublishTracker: Sendable {
         var early: Set<Int32> = []
         /// QoS 0 ids whose on_publish has not come yet (nothing waits for them).
         var untracked: Set<Int32> = []
+        /// QoS 1 messages acknowledged so far.
+        var acknowledged = 0
     }
 
     /// Bound for the bookkeeping sets: ids of messages dropped without a
@@ -56,7 +58,10 @@ final class PublishTracker: Sendable {
     /// Records an on_publish callback. libmosquitto's thread.
     func acknowledged(messageID mid: Int32) {
         let completed = state.withLock { s -> Bool in
-            if s.inFlight.remove(mid) != nil { return true }
+            if s.inFlight.remove(mid) != nil {
+                s.acknowledged += 1
+                return true
+            }
             if s.untracked.remove(mid) != nil { return false }
             if s.early.count >= Self.limit { s.early.removeAll() }
             s.early.insert(mid)
@@ -72,6 +77,9 @@ final class PublishTracker: Sendable {
 
     /// Number of QoS 1 messages still waiting for a PUBACK.
     var pendingCount: Int { state.withLock { $0.inFlight.count } }
+
+    /// Number of QoS 1 messages acknowledged since the link started.
+    var acknowledgedCount: Int { state.withLock { $0.acknowledged } }
 
     /// Blocks (on the eventfd, not by sleeping) until `done()` or `deadline`
     /// (milliseconds on the clock). Returns whether `done()` became true.

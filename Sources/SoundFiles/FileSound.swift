@@ -31,8 +31,9 @@ public final class FileSound: SoundSource, @unchecked Sendable {
     private var cacheFrame = 0
 
     /// Opens `path` for playback at `sampleRate`. With a running `streamer`,
-    /// primes the ring (about a second, decoded here on the calling thread)
-    /// and registers it for read-ahead. A short loop is cached within
+    /// primes a quarter of the ring (0.25 s, decoded here on the calling
+    /// thread, so a mix of several file layers starts soon) and registers it
+    /// for read-ahead, which fills the rest at once. A short loop is cached within
     /// `budget` (default: the streamer's, else a fresh one of
     /// `LoopMemoryBudget.defaultKB`). Throws a `SoundFileError` naming the
     /// file when it can't be decoded any more (changed since the catalog scan).
@@ -43,7 +44,7 @@ public final class FileSound: SoundSource, @unchecked Sendable {
         let decoder = try LoopingDecoder(path: path, outputRate: sampleRate, budget: budget)
         if let streamer, streamer.isRunning {
             let stream = FileStream(decoder: decoder, ringFrames: sampleRate)
-            stream.fill()
+            stream.fill(atMost: sampleRate / 4)
             streamer.add(stream)
             self.stream = stream
             self.streamer = streamer

@@ -46,9 +46,10 @@ final class FileStream: @unchecked Sendable {
         ring = SampleRing(minimumFrames: ringFrames)
     }
 
-    /// Decodes until the ring is full, or hands over to the cache. Filling
-    /// thread only; reads the disk.
-    func fill() {
+    /// Decodes until the ring is full (or `atMost` frames are written), or
+    /// hands over to the cache. Filling thread only; reads the disk.
+    func fill(atMost: Int = .max) {
+        var left = atMost
         needsFill.store(false, ordering: .relaxed)
         guard let decoder else { return }
         while true {
@@ -61,11 +62,12 @@ final class FileStream: @unchecked Sendable {
                 self.decoder = nil
                 return
             }
-            let free = ring.free
+            let free = min(ring.free, left)
             guard free > 0 else { return }
             // Once the period is captured, write only what is already decoded.
             let n = decoder.cache?.isComplete == true ? min(free, decoder.bufferedFrames) : free
             ring.write(frames: n) { region, frames in decoder.produce(into: region, frames: frames) }
+            left -= n
         }
     }
 

@@ -17,7 +17,7 @@ import Glibc
 /// resampled once and up-mixed only when copied out).
 ///
 /// Long files stream: the head (`X` frames, at most a second) is kept in
-/// memory, everything else is read from disk as needed. A short loop (one
+/// memory as the first pass decodes it, everything else is read from disk as needed. A short loop (one
 /// period at most `maxCachedSeconds` after resampling, within the shared
 /// `LoopMemoryBudget`) is also captured into a `LoopCache` while its first
 /// pass plays; from then on the stream is that period repeated, so looping
@@ -97,17 +97,15 @@ final class LoopingDecoder {
         } else {
             cache = nil
         }
-        let head = UnsafeMutablePointer<Float>.allocate(capacity: channels * x)
-        self.head = head
+        // The head is kept as the first pass decodes it (it is needed only at
+        // that pass's end, and that pass writes all of it first): opening
+        // decodes and touches nothing, so a mix's layers are quick to make on
+        // the loop thread.
+        head = UnsafeMutablePointer<Float>.allocate(capacity: channels * x)
         fileChunk = .allocate(capacity: channels * chunkFrames)
         tailChunk = .allocate(capacity: channels * chunkFrames)
         resampledCapacity = Int((Double(chunkFrames) * ratio).rounded(.up)) + 64
         resampled = .allocate(capacity: channels * resampledCapacity)
-        let got = reader.readNative(into: head, count: x)
-        if got < x {
-            throw SoundFileError(path: path, reason: "decoding failed after \(got) frames: \(reader.lastError)")
-        }
-        try reader.seek(to: 0)
     }
 
     deinit {
@@ -206,6 +204,11 @@ final class LoopingDecoder {
         if position < fadeStart {
             let n = min(chunkFrames, fadeStart - position)
             read(into: chunk, count: n)
+            if position < crossfadeFrames, let head {
+                // The first pass (only it starts before X): keep the head.
+                let kept = min(n, crossfadeFrames - position)
+                (head + channels * position).initialize(from: chunk, count: channels * kept)
+            }
             position += n
             return n
         }

@@ -114,6 +114,31 @@ public struct SoundCatalog: Sendable {
     }
 }
 
+extension SoundCatalog {
+    /// A fresh source for `mix`: its layers made with `makeSource`, each at
+    /// its level, ramping over `rampFrames`. A layer naming no sound of the
+    /// catalog, or whose file cannot be decoded, is left out and listed in
+    /// `dropped`; nil source when no layer is left. Main thread.
+    public func makeMixSource(_ mix: MixDefinition, sampleRate: Int, rampFrames: Int, streamer: FileStreamer?,
+                              seed: UInt64? = nil) -> (source: MixSource?, dropped: [(soundID: String, reason: String)]) {
+        var layers: [(id: String, source: SoundSource, level: Double)] = []
+        var dropped: [(soundID: String, reason: String)] = []
+        for (i, layer) in mix.layers.enumerated() {
+            guard let sound = sound(id: layer.soundID) else {
+                dropped.append((layer.soundID, "no sound \"\(layer.soundID)\" in the catalog"))
+                continue
+            }
+            do {
+                let s = try Self.makeSource(sound, sampleRate: sampleRate, streamer: streamer, seed: seed.map { $0 &+ UInt64(i) })
+                layers.append((layer.soundID, s, layer.level))
+            } catch {
+                dropped.append((layer.soundID, "cannot be played: \(error)"))
+            }
+        }
+        return (layers.isEmpty ? nil : MixSource(layers: layers, rampFrames: rampFrames), dropped)
+    }
+}
+
 extension SoundCatalog.Sound {
     init(builtIn: BuiltInSound) {
         self.init(id: builtIn.id, name: builtIn.name, summary: builtIn.summary, origin: .builtIn(builtIn))

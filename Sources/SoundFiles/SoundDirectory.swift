@@ -8,7 +8,8 @@ import Glibc
 /// Reading the sounds directory: which files there are, whether each one
 /// decodes, what it is called. Main thread (disk I/O); used by `SoundCatalog`.
 enum SoundDirectory {
-    /// Regular, non-hidden, non-`.json` file names in `directory`, sorted; or why it can't be read.
+    /// Regular, non-hidden file names in `directory` that are neither sidecars
+    /// (`.json`) nor artwork (`.png`, `.jpg`, `.jpeg`), sorted; or why it can't be read.
     static func list(_ directory: String) -> (names: [String], problem: String?) {
         guard let dir = opendir(directory) else {
             return ([], "cannot read \(directory): \(String(cString: strerror(errno)))")
@@ -19,7 +20,7 @@ enum SoundDirectory {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name.hasPrefix(".") || name.lowercased().hasSuffix(".json") { continue }
+            if name.hasPrefix(".") || name.lowercased().hasSuffix(".json") || ArtworkFiles.isImage(name) { continue }
             var st = stat()
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }

@@ -17,9 +17,14 @@ import SpeakerProtocol
 ///   sensor (`playing` / `paused` / `idle`), a `Now playing` sensor (the
 ///   sound's name while it plays), and diagnostic sensors for the audio
 ///   status (`ok` / `unavailable`) and the underrun count;
+/// - the bedside features (`HomeAssistantBedside`): a sleep-timer select,
+///   cancel button and end-time sensor, a mute switch, the night cap's
+///   switch and level (absolute devices only), a switch per schedule rule
+///   and the next rule's time;
 /// - a `device_automation` trigger for every physical gesture the board can
 ///   produce, with the trigger types and subtypes Home Assistant translates
-///   (`HomeAssistantTriggers`), matched on the `event` topic.
+///   (`HomeAssistantTriggers`), and one for the sleep timer running out,
+///   matched on the `event` topic.
 ///
 /// Every active component carries `"qos": 1` itself: Home Assistant does not
 /// apply the message's top-level `qos` to the components, and a command sent
@@ -45,7 +50,8 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     public let payload: JSONValue?
 
     /// Builds the discovery config for `config` with this `catalog` and volume kind.
-    public init(config: SpeakerConfig, catalog: [CatalogEntry], volume: VolumeState, software: String) {
+    public init(config: SpeakerConfig, catalog: [CatalogEntry], volume: VolumeState, software: String,
+                bedside: HomeAssistantBedside = HomeAssistantBedside()) {
         let ha = config.mqtt.homeAssistant
         topic = "\(ha.prefix)/device/\(config.device.id)/config"
         guard ha.enabled else {
@@ -56,6 +62,7 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
         builder.transportButtons(catalogSize: catalog.count)
         builder.volume(volume, config: config.volume)
         builder.soundAndPlayback(catalog: catalog)
+        builder.bedside(bedside, volume: config.volume)
         builder.diagnostics()
         HomeAssistantTriggers.add(to: &builder, inputs: config.inputs)
         let topics = SpeakerTopics(root: config.topicRoot)

@@ -13,6 +13,7 @@ import SpeakerProtocol
 /// | previous button | same | same | `button_3` |
 /// | encoder push switch | same | same | `button_4` |
 /// | knob | turned up (volume up) / down | `turned up` / `turned down` | `Volume knob` |
+/// | sleep timer | ran out | `sleep_timer_ended` | `Sleep timer` |
 ///
 /// Buttons are numbered in the order of the wiring table (hardware.md).
 /// Home Assistant has no translated trigger for a rotation, so the knob's
@@ -43,6 +44,9 @@ enum HomeAssistantTriggers {
     }
 
     static let knobSubtype = "Volume knob"
+    /// The sleep timer's trigger: its type and subtype (plain words, no translation exists).
+    static let sleepTimerEndedType = "sleep_timer_ended"
+    static let sleepTimerSubtype = "Sleep timer"
 
     static func add(to builder: inout ComponentBuilder, inputs: InputsSection) {
         let topic = JSONValue.string(builder.topics.event)
@@ -65,5 +69,11 @@ enum HomeAssistantTriggers {
                 ("payload", .string("turn")),
             ])
         }
+        let ended = SpeakerEventPayload.sleepTimerEnded.serialized()
+        builder.add("sleep_timer_ended", "device_automation", active: true, [
+            ("automation_type", .string("trigger")), ("topic", topic),
+            ("type", .string(sleepTimerEndedType)), ("subtype", .string(sleepTimerSubtype)),
+            ("payload", .string(String(decoding: ended, as: UTF8.self))),
+        ])
     }
 }

@@ -27,6 +27,8 @@ extension Speaker {
             switch outcome {
             case .done(let level):
                 state.publishing.resultsAwaitingPublish.append(AwaitingResult(origin: origin, level: level))
+            case .sleepTimerSet(let fade):
+                state.publishing.resultsAwaitingPublish.append(AwaitingResult(origin: origin, level: nil, fadeSeconds: fade))
             case .awaitingEngine:
                 break
             case let .rejected(code, message):
@@ -40,6 +42,13 @@ extension Speaker {
     /// (`origin` nil) in the domain it belongs to. A rejected command changes nothing.
     mutating func apply(_ command: Command, origin: PendingCommand?, at now: MonotonicInstant)
         -> (outcome: ApplyOutcome, effects: [SpeakerEffect]) {
+        var (outcome, effects) = applyCommand(command, origin: origin, at: now)
+        if case .rejected = outcome {} else if command.cancelsScheduleFade { effects = cancelScheduleFade() + effects }
+        return (outcome, effects)
+    }
+
+    private mutating func applyCommand(_ command: Command, origin: PendingCommand?, at now: MonotonicInstant)
+        -> (outcome: ApplyOutcome, effects: [SpeakerEffect]) {
         let transportCommand: TransportCommand
         switch command {
         case .play: transportCommand = .play
@@ -52,16 +61,23 @@ extension Speaker {
         case .setVolume(let level): return applyVolume(.set(level), origin: origin)
         case .volumeUp(let steps): return applyVolume(.step(steps), origin: origin)
         case .volumeDown(let steps): return applyVolume(.step(-steps), origin: origin)
+        case .setSleepTimer, .cancelSleepTimer, .mute, .unmute: return applySleepTimerOrMute(command, at: now)
+        case .setSchedules, .setScheduleEnabled, .setNightCap: return applyScheduleCommand(command, at: now)
+        case .saveMix(let mix): return applyMix(.save(mix), origin: origin, at: now)
+        case .deleteMix(let mixID): return applyMix(.delete(mixID: mixID), origin: origin, at: now)
+        case let .setLayerLevel(soundID, level): return applyMix(.setLevel(soundID: soundID, level: level), origin: origin, at: now)
         }
+        let before = state.transport.selectedSound.id
         let step = state.transport.apply(transportCommand, origin: origin, tickets: &state.tickets,
                                          context: transportContext, at: now)
-        return (step.outcome, step.effects)
+        selectionMoved(from: before)
+        return (step.outcome, step.effects + sleepTimerAfterTransport())
     }
 
     /// Applies a volume command.
     mutating func applyVolume(_ command: VolumeCommand, origin: PendingCommand?)
         -> (outcome: ApplyOutcome, effects: [SpeakerEffect]) {
-        let step = state.volume.apply(command, origin: origin, tickets: &state.tickets, config: config.volume)
+        let step = state.volume.apply(command, origin: origin, tickets: &state.tickets, config: cappedVolume)
         return (step.outcome, step.effects)
     }
 
@@ -73,9 +89,19 @@ extension Speaker {
         case .playing, .paused, .unavailable, .available, .underruns, .noSource:
             let step = state.transport.handle(report, tickets: &state.tickets, context: transportContext)
             state.publishing.resultsAwaitingPublish += step.completed.map { AwaitingResult(origin: $0, level: nil) }
-            return step.effects
+            var effects = step.effects
+            if state.transport.outstanding.isEmpty {
+                switch report {
+                case .playing: effects += state.sleepTimer.engineSettled(playing: true, tickets: &state.tickets)
+                case .paused, .unavailable: effects += state.sleepTimer.engineSettled(playing: false, tickets: &state.tickets)
+                default: break
+                }
+            }
+            return effects
+        case let .mixLayers(mixID, dropped):
+            return handleMixLayers(mixID: mixID, dropped: dropped)
         case .levelSet, .levelFailed, .mixerReading:
-            let step = state.volume.handle(report, tickets: &state.tickets, config: config.volume)
+            let step = state.volume.handle(report, tickets: &state.tickets, config: cappedVolume)
             var effects = step.effects
             if let completed = step.completed { state.publishing.resultsAwaitingPublish.append(completed) }
             if let (origin, message) = step.refused {
@@ -83,6 +109,8 @@ extension Speaker {
                 effects += state.commands.finish(.rejected(rejection), for: origin, topics)
             }
             return effects
+        case .longFadeDone(let ticket):
+            return scheduleFadeDone(ticket: ticket, at: now) ?? state.sleepTimer.longFadeDone(ticket: ticket)
         }
     }
 

@@ -18,7 +18,13 @@ extension Speaker {
         if canStart { list.append("select") }
         if case .absolute = state.volume.level { list.append("setVolume") }
         list += ["volumeUp", "volumeDown"]
-        return list
+        if s.intendsPlayback { list.append("setSleepTimer") }
+        if state.sleepTimer.running != nil { list.append("cancelSleepTimer") }
+        list.append(state.mute.muted ? "unmute" : "mute")
+        list.append("setSchedules")
+        if !state.schedule.rules.isEmpty { list.append("setScheduleEnabled") }
+        if case .absolute = state.volume.level { list.append("setNightCap") }
+        return list + availableMixCommands
     }
 
     /// The state as the publishing domain sees it, or nil while the engine
@@ -28,19 +34,33 @@ extension Speaker {
         let transport = state.transport
         let volume: VolumeDescriptor
         switch state.volume.level {
-        case .absolute(let level): volume = .absolute(level: level, step: config.volume.step)
+        case .absolute(let level):
+            let cap = cappedVolume.maxLevel
+            volume = .absolute(level: level, step: config.volume.step, maxLevel: cap,
+                               capSource: cap < config.volume.maxLevel ? .night : .config)
         case .relative: volume = .relative
+        }
+        let schedule = state.schedule
+        let nightCap = schedule.nightCap.map {
+            NightCapDescriptor(from: ScheduleRule.clockText($0.from), to: ScheduleRule.clockText($0.to),
+                               maxLevel: $0.maxLevel, active: schedule.nightActive)
         }
         let device = DeviceDescriptor(id: config.device.id, name: config.device.name, volume: volume,
                                       audio: transport.audio, underruns: transport.underruns,
-                                      software: environment.software, problem: nil)
+                                      software: environment.software,
+                                      problem: state.mixes.problem.flatMap { $0.mixID == transport.selectedSound.id ? $0.text : nil },
+                                      muted: state.mute.muted, nightCap: nightCap, epoch: state.publishing.revision.epoch)
         let s = transport.session
-        let session = SessionAttributes(
+        var session = SessionAttributes(
             id: s.id, soundID: transport.selectedSound.id, soundName: transport.selectedSound.name,
             isPlaying: s.isPlaying, intendsPlayback: s.intendsPlayback, updatedAt: "", clockSynced: false,
-            revision: 0, ended: !s.isActive, commands: availableCommands, devices: [])
-        return PublicationView(catalog: transport.catalog, device: device, session: session, topics: topics,
-                               wallClock: environment.wallClock, clockSynced: environment.clockSynced)
+            revision: 0, ended: !s.isActive, commands: availableCommands, devices: [],
+            sleepTimer: state.sleepTimer.attributes)
+        session.layers = state.mixes.playingLayers(id: transport.selectedSound.id)
+        return PublicationView(catalog: state.artwork.decorate(transport.catalog), artwork: state.artwork,
+                               device: device, session: session, topics: topics,
+                               wallClock: environment.wallClock, clockSynced: environment.clockSynced,
+                               schedule: SchedulesSnapshot(schedule))
     }
 
     /// Publishes whatever changed since the last publication, with the
@@ -64,13 +84,13 @@ extension Speaker {
     /// The discovery config for the running configuration (see `HomeAssistantDiscovery`).
     public var homeAssistantDiscovery: HomeAssistantDiscovery {
         HomeAssistantDiscovery(config: config, catalog: state.transport.catalog, volume: state.volume.level,
-                               software: environment.software)
+                               software: environment.software, bedside: homeAssistantBedside)
     }
 
     /// Publishes the discovery config (or its removal when disabled); any
     /// re-send that was waiting is this one.
     mutating func publishDiscovery() -> [SpeakerEffect] {
-        state.link.discoverySent()
+        state.link.discoverySent(discoveryInputs)
         return [.publish(homeAssistantDiscovery.publication)]
     }
 }

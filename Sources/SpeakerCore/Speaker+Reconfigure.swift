@@ -21,6 +21,8 @@ extension Speaker {
         "audio.fadeMs", "audio.crossfadeMs",
         "session.idleTimeoutSeconds", "session.resumeOnBoot",
         "mqtt.homeAssistant.enabled",
+        "sleepTimer.fadeSeconds",
+        "volume.startupLevel", "volume.night", "clock.requireSync", "clock.timeZone", "schedules",
     ]
 
     /// The key paths (`volume.step`, `mqtt.tls`) whose resolved values differ
@@ -45,7 +47,8 @@ extension Speaker {
     /// and logs which was which. A lower `volume.maxLevel` clamps the level
     /// now; a change that Home Assistant discovery shows re-sends it.
     mutating func reconfigure(to new: SpeakerConfig, at now: MonotonicInstant) -> [SpeakerEffect] {
-        let changed = Self.changedKeys(from: config, to: new)
+        var changed = Self.changedKeys(from: config, to: new)
+        if new.clock.zone != config.clock.zone && !changed.contains("clock.timeZone") { changed.append("clock.timeZone") }
         guard !changed.isEmpty else { return [.log(.notice, "configuration reloaded: nothing changed")] }
         var effects: [SpeakerEffect] = []
         let live = changed.filter { Self.liveKeys.contains($0) }
@@ -60,11 +63,17 @@ extension Speaker {
         config.session.idleTimeoutSeconds = new.session.idleTimeoutSeconds
         config.session.resumeOnBoot = new.session.resumeOnBoot
         config.mqtt.homeAssistant.enabled = new.mqtt.homeAssistant.enabled
+        config.sleepTimer.fadeSeconds = new.sleepTimer.fadeSeconds  // for timers set from now on
+        config.volume.startupLevel = new.volume.startupLevel
+        config.volume.night = new.volume.night
+        config.clock = new.clock
+        config.schedules = new.schedules
+        effects += resolveScheduleConfig(at: now)
         // Discovery before the state it describes (a new maximum, a new
         // name); offline, the next connect sends the new config first.
         let discovery = homeAssistantDiscovery
         if discovery != discoveryBefore && state.link.mqttConnected {
-            effects.append(.publish(discovery.publication))
+            effects += publishDiscovery()
         }
         if case .absolute(let level) = state.volume.level, level > config.volume.maxLevel {
             effects += applyVolume(.set(level), origin: nil).effects  // clamps to the new maximum

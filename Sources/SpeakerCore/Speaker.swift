@@ -31,35 +31,51 @@ public struct Speaker: Sendable {
     /// - Parameters:
     ///   - catalog: the sounds in playback order (at least one).
     ///   - revisionReservation: the last durably reserved revision (0 on a fresh device).
+    ///   - epoch: the id of the revision counter's run (`device.epoch`, see `RevisionCounter.epoch`).
     ///   - restored: the persisted state loaded from `stateDirectory` (nil: defaults).
+    ///   - savedMixes: the mixes saved over MQTT, loaded from `stateDirectory` (nil: none).
+    ///   - artwork: the image files found for the catalog's sounds, as read (the core takes or refuses each).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
-                revisionReservation: UInt64, restored: PersistedState? = nil) {
+                revisionReservation: UInt64, epoch: String, restored: PersistedState? = nil, savedMixes: SavedMixes? = nil,
+                artwork: [ArtworkFile] = []) {
         self.init(config: config, catalog: catalog, environment: environment,
-                  revisions: RevisionCounter(persistedReservation: revisionReservation), restored: restored)
+                  revisions: RevisionCounter(persistedReservation: revisionReservation, epoch: epoch), restored: restored,
+                  savedMixes: savedMixes, artwork: artwork)
     }
 
-    /// Like `init(config:catalog:environment:revisionReservation:restored:)`
+    /// Like `init(config:catalog:environment:revisionReservation:epoch:restored:)`
     /// with a counter built by the caller, e.g. one whose stored reservation
     /// was unreadable (`RevisionCounter(unreadableReservation:)`).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
-                revisions: RevisionCounter, restored: PersistedState? = nil) {
+                revisions: RevisionCounter, restored: PersistedState? = nil, savedMixes: SavedMixes? = nil,
+                artwork: [ArtworkFile] = []) {
         self.environment = environment
         topics = SpeakerTopics(root: config.topicRoot)
         let volume: VolumeState = config.volume.mode == .gpioStep
             ? .relative : .absolute(level: min(config.volume.initialLevel, config.volume.maxLevel))
         state = SpeakerState(config: config, catalog: catalog, volume: volume,
                              revision: revisions,
-                             inputs: InputDecoders(config: config.inputs))
+                             inputs: InputDecoders(config: config.inputs), savedMixes: savedMixes)
         restore(restored)
+        if !artwork.isEmpty {
+            state.artwork = ArtworkState(files: artwork, soundIDs: Set(catalog.filter { $0.kind == .sound }.map(\.id)))
+            state.persistence.notes += state.artwork.notes
+        }
+        if case .fixed(let level) = config.volume.startupLevel, case .absolute = state.volume.level {
+            state.volume.level = .absolute(level: min(level, config.volume.maxLevel))
+            state.persistence.notes.append((.info, "volume.startupLevel: starting at level \(min(level, config.volume.maxLevel))"))
+        }
     }
 
     /// The earliest instant at which a `.tick` has work to do (debounce, long
     /// press, double press, session idle timeout, state save, a reservation
-    /// retry, a stable connection, a discovery re-send); nil when nothing is due.
+    /// retry, a stable connection, a discovery re-send, the sleep timer's fade
+    /// and end, the cue's end, the status LED's next change); nil when nothing is due.
     public var nextDeadline: MonotonicInstant? {
         [state.input.decoders.nextDeadline, state.transport.idleDeadline(timeoutSeconds: config.session.idleTimeoutSeconds),
          state.persistence.schedule.deadline, state.publishing.reservationRetryAt, state.link.broker.stableDeadline,
-         state.link.homeAssistantResendAt]
+         state.link.homeAssistantResendAt, state.sleepTimer.deadline, state.mute.cueEndsAt,
+         config.statusLed == nil ? nil : state.statusLight.deadline, state.schedule.deadline, state.schedule.rampAt]
             .compactMap { $0 }.min()
     }
 
@@ -68,19 +84,26 @@ public struct Speaker: Sendable {
     /// then the state written when a write is due (`persistIfDue`).
     public mutating func reduce(_ action: SpeakerAction) -> [SpeakerEffect] {
         var effects: [SpeakerEffect]
+        if let instant = action.instant { state.sleepTimer.now = instant }
         switch action {
         case .start(let now):
             // Discovery before the first `device`/`catalog`/`session`: the MQTT
             // link may already be connected before its `.mqttConnected`
             // reaches the core, and then these go out at once.
-            effects = publishDiscovery()
+            // The schedule is resolved first, so discovery lists its rules.
+            let schedule = resolveScheduleConfig(at: now, clampAtOnce: true)
+            effects = publishDiscovery() + schedule
+            effects += startMixes()
             effects += state.volume.start(tickets: &state.tickets, config: config.volume)
-            effects += resumeRestoredState(at: now)
+            effects += resumeRestoredStateAndSleepTimer(at: now)
+            if !state.link.mqttConnected { state.statusLight.brokerDown(since: now) }
         case .lineEdge(let edge):
             effects = perform(state.input.edge(edge, config: config.inputs), at: edge.at)
         case .tick(let now):
             effects = perform(state.input.advance(to: now, config: config.inputs), at: now)
+            effects += advanceSleepTimer(to: now)
             effects += state.transport.endIfIdle(at: now, timeoutSeconds: config.session.idleTimeoutSeconds)
+            effects += scheduleTick(at: now)
             effects += state.publishing.retryReservationIfDue(at: now)
             effects += logs(state.link.broker.advance(to: now))
             if state.link.discoveryResendDue(at: now, enabled: config.mqtt.homeAssistant.enabled) {
@@ -88,10 +111,12 @@ public struct Speaker: Sendable {
             }
         case let .command(incoming, now):
             effects = handleCommand(incoming, at: now)
+            effects += resendDiscoveryIfChanged()
         case let .engine(report, now):
             effects = handleEngineReport(report, at: now)
         case .mqttConnected(let now):
             state.link.mqttConnected = true
+            state.statusLight.brokerDown(since: nil)
             effects = logs(state.link.broker.connected(at: now))
             // Discovery first: Home Assistant must know what the device is
             // (a step-only amp has no volume number) before state that depends on it.
@@ -100,6 +125,7 @@ public struct Speaker: Sendable {
             effects += state.publishing.republishAll(topics)
         case .mqttDisconnected(let now):
             state.link.mqttConnected = false
+            state.statusLight.brokerDown(since: now)
             state.link.broker.disconnected(at: now)
             effects = []
         case .mqttProblem(let problem, _):
@@ -107,6 +133,8 @@ public struct Speaker: Sendable {
         case .retainedSessionSeen(let payload, let otherPublisher, _):
             state.link.broker.retainedSessionSeen(payload, otherPublisher: otherPublisher)
             effects = []
+        case .clockStepped(let now):
+            effects = clockStepped(at: now)
         case .shutdown:
             effects = []  // persistIfDue(force:) below writes anything unsaved
         case let .reconfigure(newConfig, now):
@@ -117,7 +145,9 @@ public struct Speaker: Sendable {
             effects = state.link.homeAssistantStatus(online: online, enabled: config.mqtt.homeAssistant.enabled,
                                                      randomInt: environment.randomInt, at: now)
         }
+        effects = followPlayingLevels(effects)
         effects += publishChanges()
+        if let instant = action.instant { effects += statusLedIfChanged(at: instant) }
         if case .shutdown = action {
             effects += persistIfDue(at: action.instant, force: true)
         } else {
@@ -135,13 +165,20 @@ public struct Speaker: Sendable {
             case .publish(let payload):
                 effects.append(.publish(Publication(topic: topics.event, payload: payload.serialized(), qos: 0, retain: false)))
             case let .command(command, button, gesture):
+                if command == .toggle && awakeDuringFade(&effects, by: "\(button.rawValue) \(gesture.rawValue)") { continue }
                 let (outcome, applied) = apply(command, origin: nil, at: now)
                 effects += applied
                 if case .rejected(let code, let message) = outcome {
                     effects.append(.log(.notice, "\(button.rawValue) \(gesture.rawValue) ignored (\(code.rawValue)): \(message)"))
                 }
             case .volumeSteps(let steps):
+                _ = awakeDuringFade(&effects, by: "a knob turn")
+                if state.mute.muted { effects += state.mute.set(false) }  // a turn while muted unmutes
                 effects += applyVolume(.step(steps), origin: nil).effects
+            case .sleepTimerCycle:
+                effects += cycleSleepTimer(at: now)
+            case .muteToggle:
+                effects += state.mute.set(!state.mute.muted)
             }
         }
         return effects

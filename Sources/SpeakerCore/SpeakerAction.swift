@@ -27,6 +27,11 @@ public enum EngineReport: Equatable, Sendable {
     /// when the element signalled a change (`alsa-mixer`). The core decides
     /// whether a change was made elsewhere.
     case mixerReading(db: Double?, level: Double, ownWrite: Bool)
+    /// The long fade with this ticket (`AudioRequest.longFade`) reached its multiplier.
+    case longFadeDone(ticket: UInt64)
+    /// The engine built mix `mixID` for a `play`/`switchTo` without the
+    /// `dropped` layers (their files failed); empty: every layer plays.
+    case mixLayers(mixID: String, dropped: [DroppedLayer])
 }
 
 /// A `command` message as it arrived: raw payload plus MQTT v5 response routing.
@@ -76,6 +81,10 @@ public enum SpeakerAction: Equatable, Sendable {
     /// every device to announce itself again; anything else is ignored. A
     /// burst of them gives one re-send (`Speaker+HomeAssistant`).
     case homeAssistantStatus(online: Bool, at: MonotonicInstant)
+    /// The wall clock was set (a step: NTP at boot, by hand), noticed by the
+    /// runtime through a timer cancelled on clock changes: the schedule is
+    /// evaluated again at the new time.
+    case clockStepped(at: MonotonicInstant)
     /// The process is stopping (SIGTERM): write any unsaved state now.
     case shutdown(at: MonotonicInstant)
     /// A new configuration was loaded (SIGHUP): apply the keys that can

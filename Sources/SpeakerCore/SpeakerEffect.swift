@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SpeakerProtocol
+
 /// One MQTT publication the core wants sent.
 public struct Publication: Equatable, Sendable {
     public var topic: String
@@ -45,6 +47,22 @@ public enum AudioRequest: Equatable, Sendable {
     /// which can fail: answered with `EngineReport.levelSet` or
     /// `.levelFailed`, and only then is the level the speaker's (and published).
     case setMixerLevel(Double, ticket: UInt64)
+    /// Moves the renderer's long-fade multiplier (0…1, applied on top of the
+    /// level in every volume mode) along the volume curve over `overMs`:
+    /// equal dB per unit of time, so minutes-long fades sound even. Answered
+    /// with `EngineReport.longFadeDone(ticket:)` once there; a long fade
+    /// overtaken by another is not answered. It moves only while audio plays
+    /// (one asked while paused completes after resuming; 0 ms is at once).
+    case longFade(to: Double, overMs: Int, ticket: UInt64)
+    /// Software silence of the stream (`true`) or its end, with a short ramp;
+    /// the level (software gain, mixer or amp steps) is untouched.
+    case setMuted(Bool)
+    /// The mixes the engine can play by id (`play`/`switchTo` with a mix's
+    /// id): sent at start and whenever they change.
+    case mixes([MixDefinition])
+    /// Ramp layer `soundID` of the mix being played (the last one asked for)
+    /// to `level` in [0, 1]; nothing when that mix has no such layer.
+    case setLayerLevel(soundID: String, level: Double)
 }
 
 /// Pulses for a step-only amplifier's UP/DOWN lines.
@@ -69,5 +87,9 @@ public enum SpeakerEffect: Equatable, Sendable {
     case reserveRevisions(through: UInt64)
     /// Durably write the persisted state (atomically; rate-limited by the core).
     case saveState(PersistedState)
+    /// Show this pattern on the status LED (only with `statusLed` configured).
+    case statusLed(StatusLedPattern)
+    /// Durably write the mixes changed over MQTT (`mixes.json`), at once.
+    case saveMixes(SavedMixes)
     case log(CoreLogLevel, String)
 }

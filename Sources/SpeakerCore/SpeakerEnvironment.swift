@@ -13,16 +13,8 @@ public struct WallClockReading: Equatable, Sendable {
     public var iso8601: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secOfDay = Int(seconds - days * 86_400)
-        // Civil-from-days (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let date = CivilDate(days: days)
+        let (year, month, day) = (Int64(date.year), Int64(date.month), Int64(date.day))
         if (0...9999).contains(year) && (0...999).contains(milliseconds) {
             // The usual case, digit by digit into one small string: it is
             // formatted for every `session` publication, i.e. on every command.

@@ -19,15 +19,28 @@ public struct SpeakerState: Equatable, Sendable {
     public var link: LinkState
     /// Button and knob decoding.
     public var input: InputState
+    /// The mixes, the selected mix's playing levels and its dropped layers.
+    public var mixes: MixesState
     /// What was restored from disk and when the state is next written.
     public var persistence = PersistenceState()
+    /// The sleep timer and the long-fade multiplier it lowers.
+    public var sleepTimer = SleepTimerState()
+    /// Mute, and the gestures' audible cue.
+    public var mute = MuteState()
+    /// The status LED's pattern.
+    public var statusLight = StatusLightState()
+    /// Schedule rules, the night cap and the clock's trust.
+    public var schedule = ScheduleState()
+    /// The catalog entries' images, taken or refused at start.
+    public var artwork = ArtworkState()
     /// The engine request tickets, shared by transport and volume requests.
     var tickets = EngineTickets()
 
     public init(config: SpeakerConfig, catalog: [CatalogEntry], selectedIndex: Int = 0, volume: VolumeState,
-                revision: RevisionCounter, inputs: InputDecoders) {
+                revision: RevisionCounter, inputs: InputDecoders, savedMixes: SavedMixes? = nil) {
         self.config = config
-        transport = TransportState(catalog: catalog, selectedIndex: selectedIndex)
+        mixes = MixesState(sounds: catalog.filter { $0.kind == .sound }, configMixes: config.mixes, saved: savedMixes)
+        transport = TransportState(catalog: mixes.catalog, selectedIndex: selectedIndex)
         self.volume = VolumeControlState(level: volume)
         publishing = PublishingState(revision: revision)
         commands = CommandLedger()
@@ -60,12 +73,16 @@ struct AwaitingResult: Equatable, Sendable {
     var origin: PendingCommand
     /// The level to report in the result (volume commands).
     var level: Double?
+    /// The fade to report in the result (`setSleepTimer`).
+    var fadeSeconds: Int? = nil
 }
 
 /// What applying a command did.
 enum ApplyOutcome: Equatable {
     /// Done (or nothing to do); `level` is the level a volume command applied.
     case done(level: Double?)
+    /// A sleep timer was set with this fade (reported in the result).
+    case sleepTimerSet(fadeSeconds: Int)
     /// Handed to the engine; the result follows its report.
     case awaitingEngine
     case rejected(CommandErrorCode, String)

@@ -11,8 +11,15 @@ import SpeakerProtocol
 /// system (a password file must not be world-readable).
 public struct ConfigLoader {
     let logger: Logger
+    /// Where `clock.timeZone` names are looked up, and the system's zone file.
+    let zoneDirectory: String
+    let localtime: String
 
-    public init(logger: Logger) { self.logger = logger }
+    public init(logger: Logger, zoneDirectory: String = "/usr/share/zoneinfo", localtime: String = "/etc/localtime") {
+        self.logger = logger
+        self.zoneDirectory = zoneDirectory
+        self.localtime = localtime
+    }
 
     /// `required`: a missing file is an error (true for an explicit `--config`
     /// or `check-config`); otherwise the built-in defaults are used.
@@ -24,11 +31,37 @@ public struct ConfigLoader {
         } catch {
             if error.errno == ENOENT && !required {
                 logger.info("no config file at \(path); using built-in defaults")
-                return Self.check { () throws(ConfigError) in try decoder.decode(JSONValue.object([])) }
+                return withZone(Self.check { () throws(ConfigError) in try decoder.decode(JSONValue.object([])) })
             }
             return .failure(ConfigError(path: "(file)", message: "cannot read \(path): \(error.message)"))
         }
-        return Self.check { () throws(ConfigError) in try decoder.decode(bytes) }
+        return withZone(Self.check { () throws(ConfigError) in try decoder.decode(bytes) })
+    }
+
+    /// Fills in `clock.zone`: the TZif file of `clock.timeZone` under
+    /// `zoneDirectory`, or the system's `/etc/localtime` (UTC, with a notice,
+    /// when it is missing or unreadable). A named zone that cannot be read
+    /// is a config error naming the key.
+    func withZone(_ result: Result<SpeakerConfig, ConfigError>) -> Result<SpeakerConfig, ConfigError> {
+        guard case .success(var config) = result else { return result }
+        if let name = config.clock.timeZone {
+            let file = zoneDirectory + "/" + name
+            do {
+                config.clock.zone = try TimeZoneRules(name: name, tzif: FileIO.read(path: file, maxBytes: 1 << 20))
+            } catch let error as SystemError {
+                return .failure(ConfigError(path: "clock.timeZone", message: "no zone \(JSONValue.string(name).jsonText): cannot read \(file): \(error.message)"))
+            } catch {
+                return .failure(ConfigError(path: "clock.timeZone", message: "\(file) is not a usable zone file: \(error)"))
+            }
+        } else {
+            do {
+                config.clock.zone = try TimeZoneRules(name: "localtime", tzif: FileIO.read(path: localtime, maxBytes: 1 << 20))
+            } catch {
+                logger.notice("clock: cannot use \(localtime) (\(error)); schedules and the night cap use UTC")
+                config.clock.zone = .utc
+            }
+        }
+        return .success(config)
     }
 
     private static func check(_ decoded: () throws(ConfigError) -> SpeakerConfig) -> Result<SpeakerConfig, ConfigError> {
@@ -48,25 +81,5 @@ public struct ConfigLoader {
         } catch {
             return .failure(error)
         }
-    }
-}
-
-extension JSONValue {
-    /// Indented JSON for people (`check-config`).
-    public var prettyText: String {
-        func render(_ v: JSONValue, _ indent: String) -> String {
-            switch v {
-            case .object(let members) where !members.isEmpty:
-                let inner = indent + "  "
-                return "{\n" + members.map { "\(inner)\(JSONValue.string($0.key).jsonText): \(render($0.value, inner))" }
-                    .joined(separator: ",\n") + "\n\(indent)}"
-            case .array(let items) where !items.isEmpty:
-                let inner = indent + "  "
-                return "[\n" + items.map { inner + render($0, inner) }.joined(separator: ",\n") + "\n\(indent)]"
-            default:
-                return v.jsonText
-            }
-        }
-        return render(self, "")
     }
 }

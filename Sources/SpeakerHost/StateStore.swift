@@ -37,7 +37,7 @@ public final class StateStore: StateStorage {
         removeStaleTemporaries()
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.read(path: path, maxBytes: 4096, followSymlinks: false)
+            bytes = try FileIO.read(path: path, maxBytes: 65_536, followSymlinks: false)
         } catch {
             if error.errno == ENOENT {
                 logger.warning("no saved state at \(path); starting from defaults")
@@ -68,19 +68,14 @@ public final class StateStore: StateStorage {
     /// a crash or power cut (the rename never happened, so they hold nothing
     /// that was ever the state).
     private func removeStaleTemporaries() {
-        let prefix = ".\(Self.fileName).tmp-"
-        let names: [String]
-        do { names = try FileIO.names(in: directory) } catch {
-            if error.errno != ENOENT { logger.warning("cannot look for interrupted writes: \(error)") }
-            return
-        }
-        for name in names where name.hasPrefix(prefix) {
-            do {
-                try FileIO.remove(path: directory + "/" + name)
-                logger.notice("removed \(name), left by an interrupted write")
-            } catch {
-                logger.warning("cannot remove \(name), left by an interrupted write: \(error)")
-            }
-        }
+        InterruptedWrites.remove(in: directory, for: [Self.fileName]).log(to: logger)
+    }
+}
+
+extension InterruptedWrites.Outcome {
+    /// One notice per temporary removed, one warning per one that could not be.
+    func log(to logger: Logger) {
+        for name in removed { logger.notice("removed \(name), left by an interrupted write") }
+        for (name, error) in failed { logger.warning("cannot remove \(name), left by an interrupted write: \(error)") }
     }
 }

@@ -111,6 +111,16 @@ public enum AudioEngineRequest: Sendable {
     case switchTo(SoundSource, crossfadeMs: Int, ticket: UInt64)
     /// Ramp the software volume gain (linear; see `VolumeCurve`) over `rampMs`.
     case setGain(Float, rampMs: Int)
+    /// Move the long fade's multiplier to `to` in [0, 1] along the volume
+    /// curve over `overMs` (see `AmbienceRenderer.longFade`). Answered by
+    /// `longFadeDone(ticket)` once the multiplier is there; a long fade
+    /// overtaken by another is not answered. The stage moves only while audio
+    /// is rendered, so a fade asked while paused completes after resuming
+    /// (one of 0 ms is answered at once).
+    case longFade(to: Double, overMs: Int, ticket: UInt64)
+    /// Ramp the mute multiplier to silence (`true`) or back over `rampMs`.
+    /// The stream keeps running: software silence, the level is untouched.
+    case setMuted(Bool, rampMs: Int)
 }
 
 extension AudioEngineRequest {
@@ -127,6 +137,8 @@ public enum AudioEngineReport: Sendable {
     case playing(ticket: UInt64)
     /// The pause (or paused switch) with this ticket completed: output is silent.
     case paused(ticket: UInt64)
+    /// The long fade with this ticket reached its multiplier.
+    case longFadeDone(ticket: UInt64)
     /// The device opened (again) after being unavailable and accepts audio.
     case deviceAvailable
     /// The device failed and is closed; reopening is retried (0.5 s … 5 s) while playback is intended.

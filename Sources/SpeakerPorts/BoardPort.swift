@@ -11,8 +11,15 @@ public protocol BoardPort: AnyObject {
     func open(onEdge: @escaping (LineEdge) -> Void, onFailure: @escaping (BoardFailure) -> Void) throws(BoardFailure)
     /// Queues pulses for the amplifier's UP/DOWN lines (`gpio-step` mode; ignored otherwise).
     func step(_ pulse: AmpPulse)
+    /// Shows a pattern on the status LED (`statusLed`; ignored without one).
+    func showStatus(_ pattern: StatusLedPattern)
     /// Releases everything `open` opened, both amp lines inactive first.
     func close()
+}
+
+extension BoardPort {
+    /// A board without a status LED shows nothing.
+    public func showStatus(_ pattern: StatusLedPattern) {}
 }
 
 /// Why the board did not open or stopped working: its words and the exit

@@ -20,8 +20,21 @@ public protocol MQTTClient: AnyObject {
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]?) -> PublishOutcome
     /// Longer reconnect delays while the core suspects a twin takes the session over.
     func setPatientReconnects(_ patient: Bool)
+    /// How many QoS 1 publications still wait for their PUBACK.
+    var unacknowledgedCount: Int { get }
+    /// How many QoS 1 publications the broker has acknowledged so far: the
+    /// closing handshake's measure of progress.
+    var acknowledgedCount: Int { get }
+    /// Blocks until `eventFD` is readable or `timeoutMs` has passed; whether
+    /// it became readable. For the closing handshake only, when the loop no
+    /// longer runs: the MQTT service reads and answers what arrives until its
+    /// last publications are acknowledged.
+    func waitForEvents(timeoutMs: Int) -> Bool
     /// Publishes `finalPublish` (waiting at most `timeoutMs` for its
-    /// acknowledgement), disconnects cleanly and stops the client.
+    /// acknowledgement), disconnects cleanly and stops the client. Nothing
+    /// that arrives once the final wait is over is read: a command the
+    /// broker sent meanwhile stays unacknowledged, and the broker delivers it
+    /// again to the next connection of the same persistent session.
     @discardableResult
     func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTShutdownOutcome
 }

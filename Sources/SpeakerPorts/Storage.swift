@@ -11,6 +11,13 @@ public protocol StateStorage: AnyObject {
     func save(_ state: PersistedState)
 }
 
+/// Where the mixes changed over MQTT are kept (`SavedMixes`); live:
+/// `mixes.json`, written atomically (SpeakerHost). Loop thread only.
+public protocol MixStorage: AnyObject {
+    /// Writes `mixes` durably; a failure is logged (the next change retries).
+    func save(_ mixes: SavedMixes)
+}
+
 /// Where the session revision reservation is kept (see `RevisionCounter`);
 /// live: the `revision` file, written atomically (SpeakerHost). Loop thread only.
 public protocol RevisionStorage: AnyObject {

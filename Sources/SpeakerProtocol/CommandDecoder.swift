@@ -78,6 +78,52 @@ public struct CommandDecoder: Sendable {
                 steps = Int(n)
             }
             command = action == .volumeUp ? .volumeUp(steps: steps) : .volumeDown(steps: steps)
+        case .setSleepTimer, .cancelSleepTimer, .mute, .unmute:
+            switch Self.decodeSleepTimerOrMute(action, value) {
+            case .success(let decoded): command = decoded
+            case .failure(let problem): return reject(problem.code, problem.message)
+            }
+        case .setSchedules:
+            guard let field = value["schedules"] else { return reject(.malformed, "schedules: missing") }
+            guard field.isFiniteThroughout else { return reject(.invalidValue, "schedules: numbers must be finite") }
+            command = .setSchedules(field)
+        case .setScheduleEnabled:
+            guard let field = value["index"] else { return reject(.malformed, "index: missing") }
+            guard let n = field.numberValue else { return reject(.malformed, "index: expected a number, got \(field.kindDescription)") }
+            guard n.isFinite, n == n.rounded(), n >= 0, n < 1000 else {
+                return reject(.invalidValue, "index: must be a whole number from 0")
+            }
+            guard let flag = value["enabled"] else { return reject(.malformed, "enabled: missing") }
+            guard let enabled = flag.boolValue else { return reject(.malformed, "enabled: expected true or false, got \(flag.kindDescription)") }
+            command = .setScheduleEnabled(index: Int(n), enabled: enabled)
+        case .setNightCap:
+            guard let field = value["nightCap"] else { return reject(.malformed, "nightCap: missing") }
+            guard field.isFiniteThroughout else { return reject(.invalidValue, "nightCap: numbers must be finite") }
+            command = .setNightCap(field)
+        case .saveMix:
+            switch MixDefinition.decode(value, idKey: "mixID") {
+            case .success(let mix): command = .saveMix(mix)
+            case .failure(let error): return reject(error.malformed ? .malformed : .invalidValue, error.description)
+            }
+        case .deleteMix:
+            guard let field = value["mixID"] else { return reject(.malformed, "mixID: missing") }
+            guard let mixID = field.stringValue else {
+                return reject(.malformed, "mixID: expected a string, got \(field.kindDescription)")
+            }
+            command = .deleteMix(mixID: mixID)
+        case .setLayerLevel:
+            guard let field = value["soundID"] else { return reject(.malformed, "soundID: missing") }
+            guard let sound = field.stringValue else {
+                return reject(.malformed, "soundID: expected a string, got \(field.kindDescription)")
+            }
+            guard let levelField = value["level"] else { return reject(.malformed, "level: missing") }
+            guard let level = levelField.numberValue else {
+                return reject(.malformed, "level: expected a number, got \(levelField.kindDescription)")
+            }
+            guard level.isFinite, level >= 0, level <= 1 else {
+                return reject(.invalidValue, "level: must be a number in [0, 1], got \(levelField.jsonText)")
+            }
+            command = .setLayerLevel(soundID: sound, level: level)
         }
         return .success(CommandEnvelope(id: id, command: command))
     }
@@ -86,5 +132,17 @@ public struct CommandDecoder: Sendable {
     public static func isValidID(_ s: String) -> Bool {
         let bytes = s.utf8
         return (1...64).contains(bytes.count) && bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
+    }
+}
+
+extension JSONValue {
+    /// No NaN or infinity anywhere inside (JSON cannot carry them back out).
+    var isFiniteThroughout: Bool {
+        switch self {
+        case .number(let n): return n.isFinite
+        case .array(let items): return items.allSatisfy(\.isFiniteThroughout)
+        case .object(let members): return members.allSatisfy { $0.value.isFiniteThroughout }
+        case .null, .bool, .string: return true
+        }
     }
 }

@@ -29,27 +29,29 @@ public struct CommandRejection: Error, Equatable, Sendable {
 
 /// The one `command/result` every command gets.
 public enum CommandResult: Equatable, Sendable, JSONWritable {
-    /// Accepted and done; `level` is the level actually applied by a volume command.
-    case accepted(id: String, revision: UInt64, level: Double?)
+    /// Accepted and done; `level` is the level actually applied by a volume
+    /// command, `fadeSeconds` the fade a `setSleepTimer` applied.
+    case accepted(id: String, revision: UInt64, level: Double?, fadeSeconds: Int? = nil)
     case rejected(CommandRejection)
 
     /// The correlation id echoed in the result (nil when it could not be read).
     public var id: String? {
         switch self {
-        case .accepted(let id, _, _): return id
+        case .accepted(let id, _, _, _): return id
         case .rejected(let r): return r.id
         }
     }
 
-    /// Writes the payload, keys in contract order (`level` only when there is one).
+    /// Writes the payload, keys in contract order (`level` and `fadeSeconds` only when there is one).
     public func write(to w: inout JSONWriter) {
         w.beginObject()
         switch self {
-        case let .accepted(id, revision, level):
+        case let .accepted(id, revision, level, fadeSeconds):
             w.key("id"); w.string(id)
             w.key("ok"); w.bool(true)
             w.key("revision"); w.number(Double(revision))
             if let level { w.key("level"); w.number(level) }
+            if let fadeSeconds { w.key("fadeSeconds"); w.number(Double(fadeSeconds)) }
         case .rejected(let r):
             w.key("id"); w.string(r.id)
             w.key("ok"); w.bool(false)

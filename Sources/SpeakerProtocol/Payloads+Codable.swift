@@ -52,7 +52,9 @@ extension VolumeDescriptor: Codable {
         switch try c.decode(String.self, forKey: PayloadKey("control")) {
         case "absolute":
             self = .absolute(level: try c.decode(Double.self, forKey: PayloadKey("level")),
-                             step: try c.decode(Double.self, forKey: PayloadKey("step")))
+                             step: try c.decode(Double.self, forKey: PayloadKey("step")),
+                             maxLevel: try c.decodeIfPresent(Double.self, forKey: PayloadKey("maxLevel")) ?? 1,
+                             capSource: try c.decodeIfPresent(VolumeCapSource.self, forKey: PayloadKey("capSource")) ?? .config)
         case "relative":
             self = .relative
         case let other:
@@ -64,12 +66,52 @@ extension VolumeDescriptor: Codable {
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
+extension JSONValue: Decodable {
+    /// Reads any JSON value (object members in the decoder's key order).
+    public init(from decoder: any Decoder) throws {
+        if var list = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !list.isAtEnd { items.append(try list.decode(JSONValue.self)) }
+            self = .array(items)
+        } else if let object = try? decoder.container(keyedBy: PayloadKey.self) {
+            self = .object(try object.allKeys.map { ($0.stringValue, try object.decode(JSONValue.self, forKey: $0)) })
+        } else {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() {
+                self = .null
+            } else if let b = try? c.decode(Bool.self) {
+                self = .bool(b)
+            } else if let n = try? c.decode(Double.self) {
+                self = .number(n)
+            } else {
+                self = .string(try c.decode(String.self))
+            }
+        }
+    }
+}
+
 extension AudioStatus: Codable {}
 extension CommandErrorCode: Codable {}
 extension CommandAction: Codable {}
+extension CatalogEntry.Kind: Codable {}
+
+extension MixLayer: Codable {
+    enum CodingKeys: String, CodingKey { case soundID, level }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(soundID: try c.decode(String.self, forKey: .soundID), level: try c.decode(Double.self, forKey: .level))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(soundID, forKey: .soundID)
+        try c.encode(level, forKey: .level)
+    }
+}
 
 extension DeviceDescriptor: Codable {
-    enum CodingKeys: String, CodingKey { case id, name, type, volume, audio, underruns, software, problem }
+    enum CodingKeys: String, CodingKey { case id, name, type, volume, audio, underruns, software, problem, muted, nightCap, epoch }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -78,19 +120,38 @@ extension DeviceDescriptor: Codable {
                   audio: try c.decode(AudioStatus.self, forKey: .audio),
                   underruns: try c.decodeIfPresent(Int.self, forKey: .underruns) ?? 0,
                   software: try c.decode(String.self, forKey: .software),
-                  problem: try c.decodeIfPresent(String.self, forKey: .problem))
+                  problem: try c.decodeIfPresent(String.self, forKey: .problem),
+                  muted: try c.decodeIfPresent(Bool.self, forKey: .muted) ?? false,
+                  nightCap: try c.decodeIfPresent(NightCapDescriptor.self, forKey: .nightCap),
+                  epoch: try c.decodeIfPresent(String.self, forKey: .epoch))
+    }
+
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}
+
+extension NightCapDescriptor: Codable {
+    enum CodingKeys: String, CodingKey { case from, to, maxLevel, active }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(from: try c.decode(String.self, forKey: .from), to: try c.decode(String.self, forKey: .to),
+                  maxLevel: try c.decode(Double.self, forKey: .maxLevel), active: try c.decode(Bool.self, forKey: .active))
     }
 
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
 
 extension CatalogEntry: Codable {
-    enum CodingKeys: String, CodingKey { case id, name, summary }
+    enum CodingKeys: String, CodingKey { case id, name, summary, kind, layers, artwork, artworkProblem }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(id: try c.decode(String.self, forKey: .id), name: try c.decode(String.self, forKey: .name),
                   summary: try c.decode(String.self, forKey: .summary))
+        kind = try c.decodeIfPresent(Kind.self, forKey: .kind) ?? .sound
+        layers = try c.decodeIfPresent([MixLayer].self, forKey: .layers)
+        artwork = try c.decodeIfPresent(Bool.self, forKey: .artwork) ?? false
+        artworkProblem = try c.decodeIfPresent(String.self, forKey: .artworkProblem)
     }
 
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
@@ -98,7 +159,8 @@ extension CatalogEntry: Codable {
 
 extension SessionAttributes: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, soundID, soundName, isPlaying, intendsPlayback, updatedAt, clockSynced, revision, ended, commands, devices
+        case id, soundID, soundName, layers, isPlaying, intendsPlayback, updatedAt, clockSynced, revision, ended, commands, devices
+        case sleepTimer
     }
 
     public init(from decoder: any Decoder) throws {
@@ -113,7 +175,9 @@ extension SessionAttributes: Codable {
                   revision: try c.decode(UInt64.self, forKey: .revision),
                   ended: try c.decode(Bool.self, forKey: .ended),
                   commands: try c.decode([String].self, forKey: .commands),
-                  devices: try c.decode([DeviceDescriptor].self, forKey: .devices))
+                  devices: try c.decode([DeviceDescriptor].self, forKey: .devices),
+                  sleepTimer: try c.decodeIfPresent(SleepTimerAttributes.self, forKey: .sleepTimer))
+        layers = try c.decodeIfPresent([MixLayer].self, forKey: .layers)
     }
 
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
@@ -128,7 +192,8 @@ extension CommandResult: Codable {
                 throw DecodingError.dataCorruptedError(forKey: PayloadKey("id"), in: c, debugDescription: "an accepted result has an id")
             }
             self = .accepted(id: id, revision: try c.decode(UInt64.self, forKey: PayloadKey("revision")),
-                             level: try c.decodeIfPresent(Double.self, forKey: PayloadKey("level")))
+                             level: try c.decodeIfPresent(Double.self, forKey: PayloadKey("level")),
+                             fadeSeconds: try c.decodeIfPresent(Int.self, forKey: PayloadKey("fadeSeconds")))
         } else {
             let error = try c.nestedContainer(keyedBy: PayloadKey.self, forKey: PayloadKey("error"))
             self = .rejected(CommandRejection(id: id, code: try error.decode(CommandErrorCode.self, forKey: PayloadKey("code")),
@@ -187,6 +252,43 @@ extension CommandEnvelope: Codable {
                 throw DecodingError.dataCorruptedError(forKey: PayloadKey("steps"), in: c, debugDescription: "1 to 20")
             }
             command = action == .volumeUp ? .volumeUp(steps: steps) : .volumeDown(steps: steps)
+        case .setSleepTimer:
+            let minutes = try c.decode(Int.self, forKey: PayloadKey("minutes"))
+            let fade = try c.decodeIfPresent(Int.self, forKey: PayloadKey("fadeSeconds"))
+            guard (1...720).contains(minutes) else {
+                throw DecodingError.dataCorruptedError(forKey: PayloadKey("minutes"), in: c, debugDescription: "1 to 720")
+            }
+            guard fade.map({ (0...1800).contains($0) }) ?? true else {
+                throw DecodingError.dataCorruptedError(forKey: PayloadKey("fadeSeconds"), in: c, debugDescription: "0 to 1800")
+            }
+            command = .setSleepTimer(minutes: minutes, fadeSeconds: fade)
+        case .cancelSleepTimer: command = .cancelSleepTimer
+        case .mute: command = .mute
+        case .unmute: command = .unmute
+        case .setSchedules: command = .setSchedules(try c.decode(JSONValue.self, forKey: PayloadKey("schedules")))
+        case .setScheduleEnabled:
+            let index = try c.decode(Int.self, forKey: PayloadKey("index"))
+            guard index >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: PayloadKey("index"), in: c, debugDescription: "0 or more")
+            }
+            command = .setScheduleEnabled(index: index, enabled: try c.decode(Bool.self, forKey: PayloadKey("enabled")))
+        case .setNightCap: command = .setNightCap(try c.decodeIfPresent(JSONValue.self, forKey: PayloadKey("nightCap")) ?? .null)
+        case .saveMix:
+            let layers = try c.decode([MixLayer].self, forKey: PayloadKey("layers"))
+            let mix = MixDefinition(id: try c.decode(String.self, forKey: PayloadKey("mixID")),
+                                    name: try c.decode(String.self, forKey: PayloadKey("name")),
+                                    summary: try c.decodeIfPresent(String.self, forKey: PayloadKey("summary")), layers: layers)
+            if let (path, message) = mix.structuralProblem() {
+                throw DecodingError.dataCorruptedError(forKey: PayloadKey(path == "id" ? "mixID" : "layers"), in: c, debugDescription: message)
+            }
+            command = .saveMix(mix)
+        case .deleteMix: command = .deleteMix(mixID: try c.decode(String.self, forKey: PayloadKey("mixID")))
+        case .setLayerLevel:
+            let level = try c.decode(Double.self, forKey: PayloadKey("level"))
+            guard level.isFinite, (0...1).contains(level) else {
+                throw DecodingError.dataCorruptedError(forKey: PayloadKey("level"), in: c, debugDescription: "must be in [0, 1]")
+            }
+            command = .setLayerLevel(soundID: try c.decode(String.self, forKey: PayloadKey("soundID")), level: level)
         }
         self.id = id
     }
@@ -202,6 +304,22 @@ extension CommandEnvelope {
         case .select(let sound): members.append(("soundID", .string(sound)))
         case .setVolume(let level): members.append(("level", .number(level)))
         case .volumeUp(let steps), .volumeDown(let steps): members.append(("steps", .number(Double(steps))))
+        case let .setSleepTimer(minutes, fade):
+            members.append(("minutes", .number(Double(minutes))))
+            if let fade { members.append(("fadeSeconds", .number(Double(fade)))) }
+        case .setSchedules(let rules): members.append(("schedules", rules))
+        case let .setScheduleEnabled(index, enabled):
+            members += [("index", .number(Double(index))), ("enabled", .bool(enabled))]
+        case .setNightCap(let cap): members.append(("nightCap", cap))
+        case .saveMix(let mix):
+            members.append(("mixID", .string(mix.id)))
+            members.append(("name", .string(mix.name)))
+            if let summary = mix.summary { members.append(("summary", .string(summary))) }
+            members.append(("layers", MixLayer.json(mix.layers)))
+        case .deleteMix(let mixID): members.append(("mixID", .string(mixID)))
+        case let .setLayerLevel(sound, level):
+            members.append(("soundID", .string(sound)))
+            members.append(("level", .number(level)))
         default: break
         }
         return .object(members)

@@ -6,6 +6,8 @@ public struct SessionAttributes: Equatable, Sendable {
     public var id: String?
     public var soundID: String
     public var soundName: String
+    /// The playing mix's layers at their current levels; nil for a single sound.
+    public var layers: [MixLayer]?
     /// Audio is actually leaving the speaker (the engine's truth).
     public var isPlaying: Bool
     /// The listener wants it playing; survives device interruptions.
@@ -20,10 +22,13 @@ public struct SessionAttributes: Equatable, Sendable {
     /// The actions the speaker accepts right now.
     public var commands: [String]
     public var devices: [DeviceDescriptor]
+    /// The running sleep timer; nil (published as `null`) when none runs.
+    public var sleepTimer: SleepTimerAttributes?
 
     public init(id: String?, soundID: String, soundName: String, isPlaying: Bool, intendsPlayback: Bool,
                 updatedAt: String, clockSynced: Bool, revision: UInt64, ended: Bool, commands: [String],
-                devices: [DeviceDescriptor]) {
+                devices: [DeviceDescriptor], sleepTimer: SleepTimerAttributes? = nil) {
+        self.sleepTimer = sleepTimer
         self.id = id
         self.soundID = soundID
         self.soundName = soundName
@@ -35,6 +40,7 @@ public struct SessionAttributes: Equatable, Sendable {
         self.ended = ended
         self.commands = commands
         self.devices = devices
+        layers = nil
     }
 
     /// Writes the payload, keys in contract order. `writtenDevice`: the
@@ -46,6 +52,8 @@ public struct SessionAttributes: Equatable, Sendable {
         w.key("id"); w.string(id)
         w.key("soundID"); w.string(soundID)
         w.key("soundName"); w.string(soundName)
+        w.key("layers")
+        if let layers { MixLayer.write(layers, to: &w) } else { w.null() }
         w.key("isPlaying"); w.bool(isPlaying)
         w.key("intendsPlayback"); w.bool(intendsPlayback)
         w.key("updatedAt"); w.string(updatedAt)
@@ -62,6 +70,8 @@ public struct SessionAttributes: Equatable, Sendable {
             if i == 0, let writtenDevice { w.raw(writtenDevice) } else { device.write(to: &w) }
         }
         w.endArray()
+        w.key("sleepTimer")
+        if let sleepTimer { sleepTimer.write(to: &w) } else { w.null() }
         w.endObject()
     }
 

@@ -23,6 +23,12 @@ public struct SpeakerTopics: Equatable, Sendable {
     public let event: String
     /// Retained `online`/`offline` (the will says `offline`).
     public let availability: String
+    /// Retained schedule rules, whether the clock is synchronised, and the next rule to fire.
+    public let schedules: String
+
+    /// `{root}/artwork/{id}`: the retained image (raw PNG or JPEG bytes) of
+    /// catalog entry `id`; an empty retained payload clears it.
+    public func artwork(_ id: String) -> String { root + "/artwork/" + id }
 
     /// The availability payload while connected.
     public static let online: [UInt8] = Array("online".utf8)
@@ -38,5 +44,6 @@ public struct SpeakerTopics: Equatable, Sendable {
         result = root + "/command/result"
         event = root + "/event"
         availability = root + "/availability"
+        schedules = root + "/schedules"
     }
 }

@@ -33,6 +33,11 @@ public final class BoardService: SpeakerService {
         if case .running = phase { board.step(pulse) }
     }
 
+    /// The status LED's pattern (`.statusLed` effects).
+    func perform(_ pattern: StatusLedPattern) {
+        if case .running = phase { board.showStatus(pattern) }
+    }
+
     public func stop() {
         guard case .running = phase else { return }
         phase = .stopped

@@ -62,13 +62,69 @@ public final class MQTTService: SpeakerService {
         client.setPatientReconnects(state.link.broker.takeoverSuspected)
     }
 
-    /// `offline` (acknowledged) before a clean disconnect.
+    /// How long the closing handshake waits for the next of the broker's
+    /// PUBACKs: a broker that has gone quiet ends it this soon.
+    public static let closingQuietMs = 1000
+    /// The most the closing handshake takes while acknowledgements keep
+    /// coming (a slow board draining a burst), well inside the unit's
+    /// `TimeoutStopSec` (10 s) with the fade and the last save after it.
+    public static let closingLimitMs = 6000
+    /// How long a disconnect without the closing handshake waits for `offline`'s PUBACK.
+    static let closingTimeoutMs = 1500
+    /// Whether the closing handshake published `offline` (stop then only disconnects).
+    private var offlineSent = false
+
+    /// The closing handshake, while every other service still runs and before
+    /// the core saves for the last time: answers every command that has
+    /// arrived, publishes `offline`, and goes on reading and answering until
+    /// the broker has acknowledged it and every result. It gives up when the
+    /// broker acknowledges nothing for ``closingQuietMs``, or after
+    /// ``closingLimitMs`` in all: a slow board still draining a burst of
+    /// commands is given the time while it makes progress, a dead broker is
+    /// not. A command that arrives after that is never read (``stop()``), so
+    /// the broker delivers it again to the next process: none is
+    /// acknowledged and left unanswered.
+    public func shutdownBegan() {
+        guard case .running = phase, let context else { return }
+        events()
+        let offline = client.publish(topic: topics.availability, payload: SpeakerTopics.offline, qos: 1, retain: true,
+                                     correlationData: nil)
+        guard case .queued = offline else { return }  // not connected: the will says offline
+        offlineSent = true
+        let start = context.now().nanoseconds
+        let limit = start + UInt64(Self.closingLimitMs) * 1_000_000
+        var quietUntil = start + UInt64(Self.closingQuietMs) * 1_000_000
+        var outstanding = client.unacknowledgedCount
+        var acknowledged = client.acknowledgedCount
+        while outstanding > 0 {
+            let now = context.now().nanoseconds
+            let deadline = min(limit, quietUntil)
+            if now >= deadline {
+                let waited = (now - start) / 1_000_000
+                let why = now >= limit ? "the closing handshake's \(Self.closingLimitMs) ms limit"
+                    : "no acknowledgement for \(Self.closingQuietMs) ms"
+                logger.warning("\(outstanding) publication(s) unacknowledged after \(waited) ms (\(why))")
+                return
+            }
+            if client.waitForEvents(timeoutMs: Int((deadline - now) / 1_000_000)) { events() }
+            let nowAcknowledged = client.acknowledgedCount
+            if nowAcknowledged != acknowledged {
+                quietUntil = context.now().nanoseconds + UInt64(Self.closingQuietMs) * 1_000_000
+                acknowledged = nowAcknowledged
+            }
+            outstanding = client.unacknowledgedCount
+        }
+        logger.info("offline acknowledged; every command received was answered")
+    }
+
+    /// A clean disconnect, reading nothing more; `offline` (acknowledged)
+    /// first if the closing handshake could not send it.
     public func stop() {
         guard case .running(let registration) = phase else { return }
         phase = .stopped
         loop.remove(registration)
-        client.shutdown(finalPublish: (topic: topics.availability, payload: SpeakerTopics.offline, retain: true),
-                        timeoutMs: 1500)
+        client.shutdown(finalPublish: offlineSent ? nil : (topic: topics.availability, payload: SpeakerTopics.offline, retain: true),
+                        timeoutMs: offlineSent ? 200 : Self.closingTimeoutMs)
         context = nil
     }
 

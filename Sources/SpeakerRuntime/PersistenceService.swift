@@ -11,11 +11,15 @@ public final class PersistenceService: SpeakerService {
     public let name = "persistence"
     private let stateStore: any StateStorage
     private let revisions: any RevisionStorage
+    private let mixStore: (any MixStorage)?
     private let resumeOnBoot: Bool
     private weak var context: ServiceContext?
 
-    public init(stateStore: any StateStorage, revisions: any RevisionStorage, resumeOnBoot: Bool) {
+    /// `mixStore`: where the mixes changed over MQTT are kept (nil: not kept).
+    public init(stateStore: any StateStorage, revisions: any RevisionStorage, resumeOnBoot: Bool,
+                mixStore: (any MixStorage)? = nil) {
         self.stateStore = stateStore
+        self.mixStore = mixStore
         self.revisions = revisions
         self.resumeOnBoot = resumeOnBoot
     }
@@ -28,6 +32,11 @@ public final class PersistenceService: SpeakerService {
     /// `.saveState`: writes the state.
     func save(_ state: PersistedState) {
         stateStore.save(state)
+    }
+
+    /// `.saveMixes`: writes the mixes at once.
+    func save(_ mixes: SavedMixes) {
+        mixStore?.save(mixes)
     }
 
     /// `.reserveRevisions`: records the reservation, then answers the core.

@@ -41,10 +41,23 @@ public final class ServiceGroup {
         for service in services.prefix(running) { service.observe(state) }
     }
 
-    /// Shutdown notice to all running services, then `stop()` in reverse start order.
+    /// Whether the running services have had their shutdown notice.
+    private var noticeGiven = false
+
+    /// Shutdown notice to all running services, in reverse start order, once:
+    /// each may still work with every other (the MQTT service answers what
+    /// arrives until its `offline` is acknowledged).
+    public func beginShutdown() {
+        guard !noticeGiven else { return }
+        noticeGiven = true
+        for service in services.prefix(running).reversed() { service.shutdownBegan() }
+    }
+
+    /// Shutdown notice to all running services (unless ``beginShutdown()``
+    /// gave it), then `stop()` in reverse start order.
     public func stop() {
+        beginShutdown()
         let started = services.prefix(running)
-        for service in started.reversed() { service.shutdownBegan() }
         for service in started.reversed() {
             service.stop()
             running -= 1

@@ -47,11 +47,13 @@ public final class SpeakerRuntime: ServiceContext {
         send(.start(at: now()))
     }
 
-    /// Graceful shutdown, start-up reversed: the core writes what is unsaved
-    /// (`.shutdown`, while every seam still runs), then every service is told,
-    /// then stopped in reverse order. Returns the exit code.
+    /// Graceful shutdown, start-up reversed: every service is told (the MQTT
+    /// service answers what is still arriving), then the core writes what is
+    /// unsaved (`.shutdown`, while every seam still runs), then the services
+    /// stop in reverse order. Returns the exit code.
     public func stop() -> Int32 {
         let started = loop.now()
+        group.beginShutdown()
         send(.shutdown(at: now()))
         deadline.cancel()
         group.stop()

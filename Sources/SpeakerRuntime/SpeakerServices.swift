@@ -38,9 +38,11 @@ public struct SpeakerServices {
         switch effect {
         case .audio(let request): audio.perform(request)
         case .amp(let pulse): board.perform(pulse)
+        case .statusLed(let pattern): board.perform(pattern)
         case .publish(let publication): mqtt.publish(publication)
         case .reserveRevisions(let through): persistence.reserveRevisions(through: through)
         case .saveState(let state): persistence.save(state)
+        case .saveMixes(let mixes): persistence.save(mixes)
         case let .log(level, message): logger.log(level.systemLevel, message)
         }
     }

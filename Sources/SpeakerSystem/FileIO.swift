@@ -139,7 +139,7 @@ public enum FileIO {
     }
 
     /// Splits `path` into its directory ("." when there is none) and last component.
-    static func split(_ path: String) -> (directory: String, name: String) {
+    public static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let directory = String(path[..<slash])
         return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))

@@ -10,6 +10,7 @@ import CSystemShim
 /// name the exact C function they use. Immutable; any thread.
 struct LinuxCalls: Sendable {
     static let timerAbsolute = Int32(TFD_TIMER_ABSTIME)
+    static let timerCancelOnSet = Int32(TFD_TIMER_CANCEL_ON_SET)
     static let randomNonBlocking = UInt32(GRND_NONBLOCK)
     static let signalInfoSize = MemoryLayout<signalfd_siginfo>.size
 

@@ -12,7 +12,8 @@ import SpeakerHost
 /// subcommand and its flags and runs it. Exit codes: 0 success, 1 bad
 /// configuration or arguments, 2 runtime failure after start-up.
 struct CommandLineTool {
-    static let version = "0.1.0"
+    /// The release version (Version.swift, written from CHANGELOG.md).
+    static let version = ReleaseVersion.version
     static let defaultConfigPath = "/etc/ambient-speaker/config.json"
 
     let arguments: [String]
@@ -47,10 +48,21 @@ struct CommandLineTool {
                 guard let path = args.next() else { throw UsageError(message: "check-config: expected a FILE argument") }
                 try args.finish()
                 return checkConfig(path: path, logger: logger)
+            case "apply-settings":
+                guard let settings = try args.value("--settings") else { throw UsageError(message: "apply-settings: --settings FILE is required") }
+                guard let root = try args.value("--root") else { throw UsageError(message: "apply-settings: --root DIR is required (/ on the Pi)") }
+                let errorFile = try args.value("--error-file")
+                let user = try args.value("--service-user")
+                try args.finish()
+                return ApplySettingsCommand(settingsPath: settings, root: root, errorFile: errorFile, serviceUser: user).run()
             case "sounds":
                 let path = try args.value("--config")
                 try args.finish()
                 return SoundsCommand.run(configPath: path, logger: logger)
+            case "config-reference":
+                let check = args.flag("--check")
+                try args.finish()
+                return Self.configReference(check: check)
             case "devices":
                 try args.finish()
                 return DevicesCommand.run(logger: logger)
@@ -72,13 +84,30 @@ struct CommandLineTool {
                 let configPath = try args.value("--config")
                 try args.finish()
                 return RenderCommand(sound: sound, seconds: seconds, output: output, level: level, configPath: configPath, logger: logger).run()
+            case "watch":
+                let broker = try args.value("--broker")
+                let prefix = try args.value("--prefix")
+                var devices: [String] = []
+                while let device = try args.value("--device") { devices.append(device) }
+                let post = try args.value("--post")
+                try args.finish()
+                return try WatchCommand(broker: broker, prefix: prefix, devices: devices, post: post, logger: logger).run()
             default:
-                throw UsageError(message: "unknown command \"\(command)\"; expected run, demo, check-config, devices, sounds or render (see --help)")
+                throw UsageError(message: "unknown command \"\(command)\"; expected run, demo, check-config, apply-settings, config-reference, devices, sounds, render or watch (see --help)")
             }
         } catch {
             StandardError.write("ambient-speaker: \(error.message)\n")
             return 1
         }
+    }
+
+    /// `config-reference [--check]`: prints docs/configuration.md, or (`--check`)
+    /// every key the model and the reference table disagree on (exit 1 if any).
+    private static func configReference(check: Bool) -> Int32 {
+        guard check else { print(ConfigReference.markdown(), terminator: ""); return 0 }
+        let problems = ConfigReference.problems()
+        for p in problems { StandardError.write("config-reference: \(p)\n") }
+        return problems.isEmpty ? 0 : 1
     }
 
     /// `check-config FILE`: validate and print the resolved config (exit 0), or the error (exit 1).

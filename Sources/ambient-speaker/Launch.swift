@@ -6,6 +6,7 @@ import SpeakerCore
 import SpeakerSystem
 import SpeakerHost
 import SpeakerRuntime
+import SpeakerPorts
 import AudioALSA
 import Board
 
@@ -50,13 +51,18 @@ enum Launch {
                       logger: Logger) throws(StartupError) -> SpeakerRuntime {
         let revisions = RevisionStore(directory: config.stateDirectory, logger: logger.named("state"))
         let stateStore = StateStore(directory: config.stateDirectory, logger: logger.named("state"))
+        let mixStore = MixStore(directory: config.stateDirectory, logger: logger.named("state"))
+        mixStore.removeInterruptedWrites()
         let engine = LiveParts.engine(config: config, logger: logger, demo: demo)
         let catalog = LiveParts.catalog(config: config, logger: logger)
         let sounds = LiveParts.sounds(catalog: catalog, config: config, logger: logger)
         let link = try LiveParts.mqttLink(config: config, logger: logger)
+        let simulatedClock = simulatedWallClock(config: config, logger: logger)
         let core = Speaker(config: config, catalog: catalog.entries,
-                           environment: LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)"),
-                           revisions: revisions.counter, restored: stateStore.load())
+                           environment: LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)",
+                                                              simulatedClock: simulatedClock),
+                           revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load(),
+                           artwork: LiveParts.artwork(catalog: catalog, config: config))
         logger.info("ambient-speaker \(CommandLineTool.version): device \"\(config.device.id)\", board \(config.board.kind.rawValue), "
                     + "volume \(config.volume.mode.rawValue), topics \(config.topicRoot)/…, broker \(config.mqtt.host):\(config.mqtt.port)")
         let board = SpeakerBoard(
@@ -68,7 +74,8 @@ enum Launch {
             openGPIO: { onEdge, onFailure throws(GPIOError) in
                 try GPIOBoard(config: config, loop: loop, logger: logger.named("gpio"), lines: gpioLines(loop: loop, logger: logger),
                               onEdge: onEdge, onFailure: onFailure)
-            })
+            },
+            simulatedClock: simulatedClock)
         let mixer = config.volume.mode == .alsaMixer
             ? MixerControl.opener(card: config.volume.mixer.card, element: config.volume.mixer.element, loop: loop, logger: logger)
             : nil
@@ -78,12 +85,29 @@ enum Launch {
                                         ConfigLoader(logger: logger).load(path: path, required: required)
                                     },
                                     loop: loop, logger: logger),
-            persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
+            persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot,
+                                            mixStore: mixStore),
             audio: AudioService(engine: engine, sounds: sounds, mixer: mixer, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
             board: BoardService(board: board),
-            frontEnds: demo ? [DemoConsole(loop: loop, board: board)] : [],
+            frontEnds: (demo ? [DemoConsole(loop: loop, board: board)] : [])
+                + clockService(loop: loop, logger: logger, simulatedClock: simulatedClock),
             mqtt: MQTTService(client: link, config: config, loop: loop, logger: logger))
         return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
+    }
+
+    /// The wall-clock watch (nil, logged, when the kernel refuses the timer:
+    /// the schedule then follows a step only at its next deadline).
+    /// With the simulated board's clock, its steps (the `clock` commands)
+    /// too: its time is the host's moved, so a step of either is one.
+    static func clockService(loop: EventLoop, logger: Logger, simulatedClock: SimulatedWallClock?) -> [any SpeakerService] {
+        var services: [any SpeakerService] = []
+        do {
+            services.append(ClockService(steps: try ClockStepTimer(), loop: loop, logger: logger.named("clock")))
+        } catch {
+            logger.warning("clock: cannot watch for wall-clock steps (\(error)); schedules notice a step at their next deadline")
+        }
+        if let simulatedClock { services.append(ClockService(steps: simulatedClock, loop: loop, logger: logger.named("clock"))) }
+        return services
     }
 
     /// The board's libgpiod access: live, or — when the environment variable
@@ -101,4 +125,21 @@ enum Launch {
             return live
         }
     }
+
+    /// The simulated board (a test or the demo) runs on a wall clock of its
+    /// own, the host's moved by its `clock` commands, so a soak can step the
+    /// speaker's time without setting the host's (a step of the host's clock
+    /// still counts). The gpio board: none.
+    static func simulatedWallClock(config: SpeakerConfig, logger: Logger) -> SimulatedWallClock? {
+        guard config.board.kind == .simulated else { return nil }
+        do {
+            return try SimulatedWallClock()
+        } catch {
+            logger.warning("board: no simulated clock (\(error)); the speaker follows the host's clock")
+            return nil
+        }
+    }
 }
+
+extension ClockStepTimer: WallClockSteps {}
+extension SimulatedWallClock: WallClockSteps {}

@@ -24,14 +24,15 @@ enum LiveParts {
     /// The core's live environment: the wall clock, NTP sync (re-read at
     /// most once a second: ``ClockSyncStatus``, so a command's `session`
     /// costs no `clock_adjtime`), random session ids.
-    static func environment(software: String) -> SpeakerEnvironment {
+    /// With the simulated board's clock, its time and sync flag instead of the host's.
+    static func environment(software: String, simulatedClock: SimulatedWallClock? = nil) -> SpeakerEnvironment {
         let clock = ClockSyncStatus()
         return SpeakerEnvironment(
             wallClock: {
-                let now = WallClock.now()
+                let now = simulatedClock?.now() ?? WallClock.now()
                 return WallClockReading(seconds: now.seconds, milliseconds: Int(now.nanoseconds / 1_000_000))
             },
-            clockSynced: { clock.isSynchronised() },
+            clockSynced: { simulatedClock?.synced(host: clock.isSynchronised()) ?? clock.isSynchronised() },
             newSessionID: { UUIDText.random() },
             software: software)
     }
@@ -46,6 +47,16 @@ enum LiveParts {
         let files = catalog.sounds.count - BuiltInSounds.all.count
         log.info("catalog: \(catalog.sounds.count) sounds (\(BuiltInSounds.all.count) built-in, \(files) from \(config.audio.soundsDirectory)), \(catalog.skipped.count) skipped")
         return catalog
+    }
+
+    /// The catalog's image files as read, for the core to take or refuse.
+    static func artwork(catalog: SoundCatalog, config: SpeakerConfig) -> [ArtworkFile] {
+        ArtworkFiles.find(for: catalog, artworkDirectory: config.audio.artworkDirectory).map { found in
+            switch found.bytes {
+            case .success(let bytes): return ArtworkFile(soundID: found.soundID, path: found.path, contents: .bytes(bytes))
+            case .failure(let failure): return ArtworkFile(soundID: found.soundID, path: found.path, contents: .unreadable(failure.reason))
+            }
+        }
     }
 
     /// The sounds the audio service plays: the catalog, with the read-ahead thread for file sounds.

@@ -9,7 +9,7 @@ import TestSupport
 struct BenchSections {
     /// The parts, in the order they run.
     enum Section: String, CaseIterable {
-        case encoder, bounce, render, speaker, command, files, memory
+        case encoder, bounce, render, speaker, command, files, memory, mixes, mixclicks, mixrewind, mixmemory, fade, fleet
     }
 
     /// The parts to run (all when none was named).
@@ -17,7 +17,7 @@ struct BenchSections {
 
     /// Usage text for `--help` and bad arguments.
     static let usage = """
-        usage: speaker-bench [encoder] [bounce] [render] [speaker] [command] [files] [memory]
+        usage: speaker-bench [encoder] [bounce] [render] [speaker] [command] [files] [memory] [mixes] [mixclicks] [mixrewind] [mixmemory] [fade] [fleet]
           Prints one JSON line per figure on stdout: {"metric": …, "value": …, "unit": …}.
           With no arguments every section runs. The speaker section runs the
           ambient-speaker binary from $AMBIENT_SPEAKER_BIN, else the one next to
@@ -25,7 +25,19 @@ struct BenchSections {
           only setVolume → command/result beside the broker floor, interleaved
           in blocks (not part of the default run). files:
           instructions per audio-second under callgrind beside sox (valgrind,
-          sox, strip); memory: Rss/Pss/private dirty playing a file sound.
+          sox, strip); memory: Rss/Pss/private dirty playing a file sound;
+          mixes: a 4-layer mix under callgrind beside sox -m, a generated
+          layer added, the click metric across mix switches (mixclicks: that
+          metric alone, no valgrind); mixrewind: the audio thread's
+          instructions for the refill after a rewind with a 4-layer mix
+          playing (pause, detent, switch; valgrind); mixmemory:
+          Pss/private dirty over 70 s playing the 4-layer mix;
+          fade: the sleep timer's 300 s fade measured on rendered audio (not
+          part of the default run); fleet: $FLEET_SPEAKERS (default 200)
+          simulated speakers on a private mosquitto followed by one
+          `ambient-speaker watch`: its CPU and memory per speaker, and
+          whether every lifecycle event came exactly once (not part of the
+          default run).
         """
 
     /// Parses `arguments` (without the program name); nil for `--help` or an unknown word.
@@ -35,7 +47,7 @@ struct BenchSections {
             guard let section = Section(rawValue: argument) else { return nil }
             chosen.append(section)
         }
-        selected = chosen.isEmpty ? Section.allCases.filter { $0 != .command } : Section.allCases.filter(chosen.contains)
+        selected = chosen.isEmpty ? Section.allCases.filter { $0 != .command && $0 != .fade && $0 != .fleet } : Section.allCases.filter(chosen.contains)
     }
 
     /// `$AMBIENT_SPEAKER_BIN`, else `ambient-speaker` next to this executable

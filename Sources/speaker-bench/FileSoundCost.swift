@@ -78,7 +78,7 @@ struct FileSoundCost {
     }
 
     /// Total instructions of one command under callgrind (its `summary:` line).
-    private func instructions(_ valgrind: String, _ command: [String], dir: BenchDirectory) throws -> Int {
+    func instructions(_ valgrind: String, _ command: [String], dir: BenchDirectory) throws -> Int {
         let outFile = dir.file("callgrind.out")
         unlink(outFile)
         try runTool(valgrind, ["--tool=callgrind", "--callgrind-out-file=" + outFile] + command, dir: dir)
@@ -90,7 +90,7 @@ struct FileSoundCost {
     }
 
     /// Runs `tool` to completion (output to the directory's tool.log); throws unless it exits 0.
-    private func runTool(_ tool: String, _ arguments: [String], dir: BenchDirectory) throws {
+    func runTool(_ tool: String, _ arguments: [String], dir: BenchDirectory) throws {
         let child = try ChildProcess(executable: tool, arguments: arguments, logPath: dir.file("tool.log"))
         guard let code = child.waitForExit(timeout: 600) else {
             child.send(SIGKILL)

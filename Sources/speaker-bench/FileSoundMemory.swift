@@ -25,12 +25,7 @@ struct FileSoundMemory {
         defer { dir.remove() }
         try dir.makeDirectory("sounds")
         try dir.makeDirectory("state")
-        for (name, seconds) in [("long", 600), ("short", 20)] {
-            let child = try ChildProcess(executable: sox, arguments: ["-n", "-r", "44100", "-c", "1", "-b", "16",
-                                         dir.file("sounds/\(name).flac"), "synth", String(seconds), "pinknoise", "vol", "0.5"],
-                                         logPath: dir.file("sox.log"))
-            guard child.waitForExit(timeout: 120) == 0 else { throw BenchError("sox could not make \(name).flac") }
-        }
+        try Self.synthesizeFLACs([("long", 600, "pinknoise"), ("short", 20, "pinknoise")], sox: sox, in: dir)
         let broker = try TestBroker()
         defer { broker.stop() }
         try dir.write("config.json", text: """
@@ -45,28 +40,7 @@ struct FileSoundMemory {
         try peer.subscribe("ambient-speaker/bench/session")
         report.metric("anchor_shairport_sync_rss_kb", Double(Self.shairportSyncKB), unit: "kB")
         for sound in ["long", "short"] {
-            let speaker = try ChildProcess(executable: speakerExecutable,
-                                           arguments: ["run", "--config", dir.file("config.json")],
-                                           logPath: dir.file("speaker.log"))
-            defer {
-                speaker.send(SIGTERM)
-                if speaker.waitForExit(timeout: 5) == nil { speaker.send(SIGKILL) }
-            }
-            guard peer.waitForMessage(topic: "ambient-speaker/bench/session", timeout: 20) != nil else {
-                throw BenchError("no session from the speaker; its log:\n" + dir.tail("speaker.log"))
-            }
-            peer.clear()
-            try peer.publish(topic: "ambient-speaker/bench/command",
-                             string: "{\"id\":\"m-\(sound)\",\"action\":\"select\",\"soundID\":\"\(sound)\"}")
-            let playing = peer.wait(timeout: 10) { messages in
-                messages.first { $0.payloadString.contains("\"soundID\":\"\(sound)\"") && $0.payloadString.contains("\"isPlaying\":true") }
-            }
-            guard playing != nil else { throw BenchError("the speaker did not play \(sound); its log:\n" + dir.tail("speaker.log")) }
-            var samples: [[String: Int]] = []
-            for _ in 0..<8 {
-                if speaker.waitForExit(timeout: 5) != nil { throw BenchError("the speaker exited while playing \(sound)") }
-                if let s = Self.rollup(pid: speaker.pid) { samples.append(s) }
-            }
+            let samples = try Self.samplePlaying(sound, speakerExecutable: speakerExecutable, peer: peer, dir: dir, count: 8)
             guard let last = samples.last, samples.count >= 4 else { throw BenchError("could not read smaps_rollup") }
             let name = "playing_\(sound)_file"
             report.metric("rss_\(name)_kb", Double(last["Rss"] ?? 0), unit: "kB")
@@ -78,6 +52,49 @@ struct FileSoundMemory {
             report.note("\(sound): every 5 s, Rss/Pss/Private_Dirty kB: "
                 + samples.map { "\($0["Rss"] ?? 0)/\($0["Pss"] ?? 0)/\($0["Private_Dirty"] ?? 0)" }.joined(separator: " "))
         }
+    }
+
+    /// Starts the speaker with `dir`'s `config.json` (device `bench`), selects
+    /// `sound` over MQTT through `peer` (subscribed to its session), waits
+    /// until it plays, and reads `smaps_rollup` every 5 s, `count` times;
+    /// the speaker is stopped afterwards.
+    /// Writes `sounds/NAME.flac` in `dir` for each entry: 44.1 kHz mono 16-bit
+    /// noise of `seconds`, made by sox's `synth` (`pinknoise`, `brownnoise`).
+    static func synthesizeFLACs(_ files: [(name: String, seconds: Int, synth: String)], sox: String,
+                                in dir: BenchDirectory) throws {
+        for file in files {
+            let child = try ChildProcess(executable: sox, arguments: ["-n", "-r", "44100", "-c", "1", "-b", "16",
+                                         dir.file("sounds/\(file.name).flac"), "synth", String(file.seconds), file.synth,
+                                         "vol", "0.5"],
+                                         logPath: dir.file("sox.log"))
+            guard child.waitForExit(timeout: 120) == 0 else { throw BenchError("sox could not make \(file.name).flac") }
+        }
+    }
+
+    static func samplePlaying(_ sound: String, speakerExecutable: String, peer: TestPeer, dir: BenchDirectory,
+                              count: Int) throws -> [[String: Int]] {
+        let speaker = try ChildProcess(executable: speakerExecutable, arguments: ["run", "--config", dir.file("config.json")],
+                                       logPath: dir.file("speaker.log"))
+        defer {
+            speaker.send(SIGTERM)
+            if speaker.waitForExit(timeout: 5) == nil { speaker.send(SIGKILL) }
+        }
+        guard peer.waitForMessage(topic: "ambient-speaker/bench/session", timeout: 20) != nil else {
+            throw BenchError("no session from the speaker; its log:\n" + dir.tail("speaker.log"))
+        }
+        peer.clear()
+        try peer.publish(topic: "ambient-speaker/bench/command",
+                         string: "{\"id\":\"m-\(sound)\",\"action\":\"select\",\"soundID\":\"\(sound)\"}")
+        let playing = peer.wait(timeout: 10) { messages in
+            messages.first { $0.payloadString.contains("\"soundID\":\"\(sound)\"") && $0.payloadString.contains("\"isPlaying\":true") }
+        }
+        guard playing != nil else { throw BenchError("the speaker did not play \(sound); its log:\n" + dir.tail("speaker.log")) }
+        var samples: [[String: Int]] = []
+        for _ in 0..<count {
+            if speaker.waitForExit(timeout: 5) != nil { throw BenchError("the speaker exited while playing \(sound)") }
+            if let s = rollup(pid: speaker.pid) { samples.append(s) }
+        }
+        return samples
     }
 
     /// `Rss`, `Pss`, `Private_Dirty`… (kB) from `/proc/<pid>/smaps_rollup`.

@@ -13,6 +13,11 @@ struct SpeakerBench {
     /// Runs the sections named on the command line (all by default), in order.
     static func main() {
         let report = BenchReport()
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.count == 2 && arguments[0] == "rewind-probe" {
+            // The scenario `mixrewind` measures, run under callgrind.
+            exit(MixRewindCost.probe(kind: arguments[1]))
+        }
         guard let sections = BenchSections(arguments: Array(CommandLine.arguments.dropFirst())) else {
             report.note(BenchSections.usage)
             exit(2)
@@ -27,11 +32,35 @@ struct SpeakerBench {
                 EncoderBounce().run(report: report)
             case .render:
                 RenderThroughput().run(report: report)
-            case .files, .memory:
+            case .fade:
+                SleepFadeFigures().run(report: report)
+            case .fleet:
+                do {
+                    let count = getenv("FLEET_SPEAKERS").flatMap { Int(String(cString: $0)) } ?? 200
+                    _ = try BenchSections.speakerExecutable()
+                    try FleetCost(speakers: max(1, count)).run(report: report)
+                } catch {
+                    report.note("fleet section failed: \(error)")
+                    failed = true
+                }
+            case .mixclicks:
+                MixCost(speakerExecutable: "").clickMetric(report: report)
+            case .mixrewind:
+                do {
+                    try MixRewindCost().run(report: report)
+                } catch {
+                    report.note("mixrewind section failed: \(error)")
+                    failed = true
+                }
+            case .files, .memory, .mixes, .mixmemory:
                 do {
                     let speaker = try BenchSections.speakerExecutable()
                     if section == .files {
                         try FileSoundCost(speakerExecutable: speaker).run(report: report)
+                    } else if section == .mixes {
+                        try MixCost(speakerExecutable: speaker).run(report: report)
+                    } else if section == .mixmemory {
+                        try MixMemory(speakerExecutable: speaker).run(report: report)
                     } else {
                         try FileSoundMemory(speakerExecutable: speaker).run(report: report)
                     }

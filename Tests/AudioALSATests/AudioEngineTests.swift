@@ -84,6 +84,45 @@ import Glibc
         #expect(loud > 5 * quiet, "RMS \(quiet) → \(loud)")
     }
 
+    @Test func aLongFadeOutReachesSilenceAndIsAnsweredByItsTicket() throws {
+        let h = EngineHarness(name: "longfade")
+        try h.engine.start()
+        h.engine.send(.play(PinkNoise(), fadeMs: 0, ticket: 1))
+        #expect(h.waitFor { $0.playingTicket == 1 })
+        h.engine.send(.longFade(to: 0, overMs: 300, ticket: 7))
+        h.engine.send(.longFade(to: 0, overMs: 0, ticket: 8))  // overtakes 7, done at once
+        #expect(h.waitFor { $0.longFadeTicket == 8 }, "no longFadeDone(8); got \(h.reports)")
+        let mark = h.fileFrames()
+        h.engine.send(.longFade(to: 1, overMs: 200, ticket: 9))
+        #expect(h.waitFor { $0.longFadeTicket == 9 }, "no longFadeDone(9); got \(h.reports)")
+        #expect(h.waitForFrames(mark + rate / 2))
+        h.engine.shutdown(fadeMs: 0)
+        #expect(!h.reports.contains { $0.longFadeTicket == 7 }, "an overtaken fade is not answered")
+        let s = h.samples()
+        let end = s.count / 2 - 4096
+        #expect(EngineHarness.rms(s, channel: 0, from: end - rate / 4, to: end) > 2000, "back at full level")
+    }
+
+    @Test func muteSilencesTheStreamAndUnmuteBringsItBack() throws {
+        let h = EngineHarness(name: "mute")
+        try h.engine.start()
+        h.engine.send(.play(PinkNoise(), fadeMs: 0, ticket: 1))
+        #expect(h.waitFor { $0.playingTicket == 1 })
+        h.engine.send(.setMuted(true, rampMs: 20))
+        let mark = h.fileFrames()
+        #expect(h.waitForFrames(mark + rate))
+        let s = h.samples()
+        let end = s.count / 2 - 4096
+        #expect(EngineHarness.rms(s, channel: 0, from: end - rate / 4, to: end) == 0, "muted: exact silence")
+        h.engine.send(.setMuted(false, rampMs: 20))
+        let back = h.fileFrames()
+        #expect(h.waitForFrames(back + rate))
+        h.engine.shutdown(fadeMs: 0)
+        let t = h.samples()
+        let tEnd = t.count / 2 - 4096
+        #expect(EngineHarness.rms(t, channel: 0, from: tEnd - rate / 4, to: tEnd) > 2000)
+    }
+
     @Test func switchingCrossfadesAndRetiresTheOldSourceToMain() throws {
         let h = EngineHarness(name: "switch")
         try h.engine.start()

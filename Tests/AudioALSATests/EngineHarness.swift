@@ -84,6 +84,7 @@ final class EngineHarness {
 extension AudioEngine.Report {
     var playingTicket: UInt64? { if case .playing(let t) = self { return t } else { return nil } }
     var pausedTicket: UInt64? { if case .paused(let t) = self { return t } else { return nil } }
+    var longFadeTicket: UInt64? { if case .longFadeDone(let t) = self { return t } else { return nil } }
     var isDeviceUnavailable: Bool { if case .deviceUnavailable = self { return true } else { return false } }
     var isDeviceAvailable: Bool { if case .deviceAvailable = self { return true } else { return false } }
     var retiredSource: SoundSource? { if case .retired(let s) = self { return s } else { return nil } }

@@ -73,6 +73,10 @@ final class ManualClockPCM: PCMOutput, @unchecked Sendable {
         return try inner.write(samples, frames: frames)
     }
 
+    /// Always room: this device's `write` itself waits for the test's clock
+    /// (as an alsa-lib pcm without poll descriptors would block in its write).
+    func waitForRoom(wake: Int32, timeoutNanos: Int64) -> DeviceWait.Outcome { .room }
+
     func delay() -> Int { locked { queued } }
 
     /// alsa-lib's answer, but never more than the queue: what the device has

@@ -137,7 +137,7 @@ import Board
     @Test func badCommandsSayWhatWasWrong() throws {
         let h = try Harness()
         #expect(h.board.handle(command: "jump playPause") ==
-            "error: unknown command \"jump\" (expected press, hold, down, up, turn, bounce or pulses)")
+            "error: unknown command \"jump\" (expected press, hold, down, up, turn, bounce, pulses or clock)")
         #expect(h.board.handle(command: "press volume") ==
             "error: unknown button \"volume\" (expected playPause, next, previous or encoderSwitch)")
         #expect(h.board.handle(command: "press encoderA").hasPrefix("error: unknown button \"encoderA\""))
@@ -151,7 +151,32 @@ import Board
         #expect(h.board.handle(command: "press").hasPrefix("error: press takes one argument, got 0"))
         #expect(h.board.handle(command: "pulses now").hasPrefix("error: pulses takes 0 arguments, got 1"))
         #expect(h.board.handle(command: "   ").hasPrefix("error: empty command"))
+        #expect(h.board.handle(command: "clock +60") == "error: this speaker has no simulated clock")
+        #expect(h.board.handle(command: "clock 60").hasPrefix("error: bad clock arguments"), "a step says its sign")
+        #expect(h.board.handle(command: "clock +999999999999").hasPrefix("error: bad clock arguments"))
+        #expect(h.board.handle(command: "clock synced maybe") == "error: clock synced expects on, off or host, got \"maybe\"")
         #expect(!h.board.isBusy, "refused commands schedule nothing")
+    }
+
+    /// `clock` moves the simulated wall clock and its sync flag, and each
+    /// change makes the clock's descriptor readable (the clock service's step).
+    @Test func clockCommandsStepTheSimulatedWallClock() throws {
+        let clock = try SimulatedWallClock()
+        let loop = ManualEventLoop()
+        let board = SimulatedBoard(loop: loop, logger: Logger(component: "t", threshold: .debug, backend: MemoryLogBackend()),
+                                   clock: clock, onEdge: { _ in })
+        let before = WallClock.now().seconds
+        #expect(board.handle(command: "clock +86400") == "ok offset=86400")
+        #expect(board.handle(command: "clock -3600") == "ok offset=82800")
+        #expect(clock.takeStep(), "a step was reported")
+        #expect(!clock.takeStep(), "once")
+        #expect(clock.now().seconds - before >= 82800 && clock.now().seconds - before <= 82800 + 60)
+        #expect(board.handle(command: "clock synced on") == "ok")
+        #expect(clock.synced(host: false))
+        #expect(board.handle(command: "clock synced off") == "ok")
+        #expect(!clock.synced(host: true))
+        #expect(board.handle(command: "clock synced host") == "ok")
+        #expect(clock.synced(host: true) && !clock.synced(host: false))
     }
 
     @Test func pulsesAreCounted() throws {

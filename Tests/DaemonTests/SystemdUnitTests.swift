@@ -17,12 +17,60 @@ func repositoryRoot(_ file: String = #filePath) -> String {
 @Suite struct SystemdUnitTests {
     var unitPath: String { repositoryRoot() + "/systemd/ambient-speaker.service" }
 
+    /// Sound first: the speaker starts after sound (and network.target, so
+    /// that it stops before the network does), never after the network being
+    /// online or the clock being synchronised, and pulls neither in; on the
+    /// image it also waits for the settings service alone.
+    @Test func startsAfterSoundWithoutWaitingForNetworkOrTime() throws {
+        let unit = try Files.readText(unitPath)
+        let after = Self.values("After", in: unit)
+        #expect(Set(after) == ["sound.target", "network.target"] && after.count == 2, "After=\(after)")
+        for key in ["Wants", "Requires", "Requisite", "BindsTo", "Upholds"] {
+            let pulled = Self.values(key, in: unit)
+            #expect(!pulled.contains { $0.hasPrefix("network-online") || $0.hasPrefix("time-") }, "\(key)=\(pulled)")
+        }
+        let image = try Files.readText(repositoryRoot() + "/board/image/overlay/etc/systemd/system/ambient-speaker.service.d/image.conf")
+        #expect(Self.values("After", in: image) == ["ambient-speaker-settings.service"])
+        #expect(["Wants", "Requires", "Before"].allSatisfy { Self.values($0, in: image).isEmpty })
+    }
+
+    /// Every value of `key=` in the [Unit] section, space-separated lists split.
+    static func values(_ key: String, in unit: String) -> [String] {
+        var section = "", found: [String] = []
+        for raw in unit.split(separator: "\n") {
+            let line = raw.drop(while: { $0 == " " || $0 == "\t" })
+            if line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") { section = String(line); continue }
+            guard section == "[Unit]", line.hasPrefix("\(key)=") else { continue }
+            found += line.dropFirst(key.count + 1).split(separator: " ").map(String.init)
+        }
+        return found
+    }
+
     @Test func verifyIsClean() throws {
+        try verify(dropIn: nil)
+    }
+
+    /// The image's way to a broker outside the private ranges: `brokerNetworks`
+    /// in the settings becomes a drop-in that adds to IPAddressAllow= (never
+    /// resets it, never touches IPAddressDeny=any); the unit stays clean.
+    @Test func verifyIsCleanWithTheBrokerNetworksDropIn() throws {
+        let settings = try SettingsRoot()
+        let run = try settings.apply(#"{"brokerNetworks": ["100.64.0.0/10", "fd7a:115c:a1e0::/48"]}"#)
+        #expect(run.code == 0, "\(run.output)")
+        let dropIn = try #require(settings.text("/etc/systemd/system/ambient-speaker.service.d/broker-networks.conf"))
+        let directives = dropIn.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("[") }
+        #expect(directives == ["IPAddressAllow=100.64.0.0/10 fd7a:115c:a1e0::/48"], "\(dropIn)")
+        try verify(dropIn: dropIn)
+    }
+
+    /// `systemd-analyze verify` on the unit (and a drop-in) in a small root; clean means no output.
+    func verify(dropIn: String?) throws {
         // verify needs the unit's executables and systemd's own units: a small root with both.
         let root = try Files.makeTemporaryDirectory("/tmp/unit-verify-XXXXXX")
         let log = root + "/verify.log"
         let setup = """
-        set -e; mkdir -p '\(root)/usr/lib/systemd' '\(root)/etc/systemd/system' '\(root)/usr/local/bin' '\(root)/bin'
+        set -e; mkdir -p '\(root)/usr/lib/systemd' '\(root)/etc/systemd/system/ambient-speaker.service.d' '\(root)/usr/local/bin' '\(root)/bin'
         cp -r /lib/systemd/system '\(root)/usr/lib/systemd/'
         cp '\(try SpeakerProcess.binaryPath())' '\(root)/usr/local/bin/ambient-speaker'
         cp /bin/kill '\(root)/bin/kill'
@@ -30,6 +78,7 @@ func repositoryRoot(_ file: String = #filePath) -> String {
         """
         let setupCode = try Files.shell(setup, logPath: root + "/setup.log", timeout: 60)
         #expect(setupCode == 0, "setup: \((try? Files.readText(root + "/setup.log")) ?? "")")
+        if let dropIn { try Files.writeText(root + "/etc/systemd/system/ambient-speaker.service.d/broker-networks.conf", dropIn) }
         let code = try Files.shell("systemd-analyze verify --root='\(root)' /etc/systemd/system/ambient-speaker.service",
                                    logPath: log, timeout: 120)
         let output = (try? Files.readText(log)) ?? ""

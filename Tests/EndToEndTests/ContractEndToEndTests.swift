@@ -28,6 +28,7 @@ import TestSupport
         let api = try asyncAPI()
         let channels: [(String, String)] = [
             ("\(root)/device", "device"), ("\(root)/session", "session"), ("\(root)/catalog", "catalog"),
+            ("\(root)/schedules", "schedules"),
             ("\(root)/command/result", "result"), ("\(root)/event", "event"), ("\(root)/command", "command"),
             ("homeassistant/device/\(deviceID)/config", "discovery"),
         ]
@@ -160,10 +161,11 @@ import TestSupport
         })
         _ = peer.waitForMessage(topic: "\(root)/never", timeout: 3.5)  // the longest delay after the last one
         let resends = peer.messages(on: "homeassistant/device/e2e/config").filter { $0.receivedAtNanoseconds >= marker }.count
-        // One burst is one re-send; a burst spread over longer than the shortest delay (0.5 s, on a loaded
-        // machine) may legitimately be seen as several.
+        // One burst is one re-send (HomeAssistantResendTests proves it on manual time). Here the speaker
+        // may take longer than the shortest delay (0.5 s) to read 1,000 messages on a loaded machine,
+        // and then legitimately sees several bursts: the bound is that they are coalesced at all.
         let burstMs = Int((births.last!.receivedAtNanoseconds - births.first!.receivedAtNanoseconds) / 1_000_000)
-        #expect(resends >= 1 && resends <= 1 + burstMs / 500, "\(resends) re-sends for 1,000 online messages over \(burstMs) ms")
+        #expect(resends >= 1 && resends <= 10, "\(resends) re-sends for 1,000 online messages over \(burstMs) ms")
         print("1000 homeassistant/status online over \(burstMs) ms gave \(resends) discovery re-send(s)")
 
         // Exactly one result per command id (the two replays and the duplicate add one each).
@@ -223,9 +225,9 @@ import TestSupport
         let peer = try TestPeer(port: broker.port)
         try peer.connect()
         try peer.subscribe("ambient-speaker/e2e/#")
-        var template = Array("/tmp/speaker-state-XXXXXX".utf8CString)
-        let state = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
-        defer { _ = try? runShell("rm -rf '\(state)'", logPath: "/dev/null") }
+        let stateDirectory = try TemporaryDirectory(prefix: "speaker-state")
+        let state = stateDirectory.path
+        defer { withExtendedLifetime(stateDirectory) {} }  // removed only when the test is done
         let root = "ambient-speaker/e2e"
         var highest = 0.0
         func revisions() -> [Double] { peer.messages(on: "\(root)/session").compactMap { Self.parse($0)?["revision"]?.numberValue } }

@@ -62,11 +62,13 @@ hil_initramfs() {  # label, speaker binary, userland root, busybox, hil-probe
     hil_copy_with_libs "$stage" "$tools" "$tools/$t" bin || return 1
   done
   install -m 755 "$probe" "$stage/bin/hil-probe" && cp -a "$tools/usr/share/alsa" "$stage/usr/share/" || return 1
+  # The schedule scenario's zone, from the userland's tzdata (clock.timeZone).
+  install -D -m 644 "$tools/usr/share/zoneinfo/Europe/Berlin" "$stage/usr/share/zoneinfo/Europe/Berlin" || return 1
   printf 'root:x:0:0:root:/root:/bin/sh\nmosquitto:x:100:101::/tmp:/bin/false\nspeaker:x:1000:1000::/tmp:/bin/sh\nnobody:x:65534:65534::/tmp:/bin/false\n' > "$stage/etc/passwd"
   printf 'root:x:0:\naudio:x:29:\nmosquitto:x:101:\ngpio:x:997:\nspeaker:x:1000:\nnogroup:x:65534:\n' > "$stage/etc/group"
   printf '127.0.0.1 localhost\n' > "$stage/etc/hosts"
   install -m 755 "$here/guest/init" "$stage/init"
-  install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/latency.sh" "$here/guest/gpio-traces.sh" "$here/guest/as-speaker" "$stage/hil/"
+  install -m 755 "$here/guest/scenarios.sh" "$here/guest/mixer.sh" "$here/guest/latency.sh" "$here/guest/gpio-traces.sh" "$here/guest/led.sh" "$here/guest/schedule.sh" "$here/guest/as-speaker" "$stage/hil/"
   install -m 644 "$here"/guest/*.json "$stage/hil/"
   echo "$label" > "$stage/hil/variant"
   (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs-$label.cpio.gz" || return 1

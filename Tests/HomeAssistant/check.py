@@ -22,6 +22,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from halib import Broker, HomeAssistantWS, RPCError, Recorder, control, http, in_root  # noqa: E402
 from haparts import DEVICE, NAME, REPO, HomeAssistant, Speaker, device_entities, flow, onboard  # noqa: E402
+import bedside  # noqa: E402
 import screenshots  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,7 +88,7 @@ def run(args, work, check, procs):
     os.makedirs(f"{work}/speaker")
     speaker = Speaker(args.speaker, f"{work}/speaker", broker.port)
     procs.append(speaker)
-    speaker.write_config("software")
+    speaker.write_config("software", bedside.CONFIG)
     mark = rec.mark()
     speaker.start()
     check("speaker online (retained availability)", rec.wait(lambda v: v == "online", 30, mark, f"{TOPIC}/availability") is not None)
@@ -156,7 +157,8 @@ def run(args, work, check, procs):
     mark = rec.mark()
     control(speaker.socket, "turn +2")
     dev = rec.wait(lambda v: v["volume"]["level"] > 0.4 + 1e-6, 10, mark, f"{TOPIC}/device")
-    level = dev["volume"]["level"] if dev else None
+    time.sleep(1)  # the two detents may come as one publication or two (knob acceleration): the settled level
+    level = (rec.last(f"{TOPIC}/device") or {}).get("volume", {}).get("level") if dev else None
     s = level and ws.wait_state(mp, lambda s: abs(s["attributes"]["volume_level"] - level) < 1e-6)
     check("knob turned up on the speaker -> media player volume_level follows the speaker's level",
           bool(s), f"0.40 -> {level}; HA {ws.state(mp)['attributes'].get('volume_level')}")
@@ -225,6 +227,8 @@ def run(args, work, check, procs):
 
     # Benchmark: media_play_pause -> state change seen by Home Assistant.
     latency(ws, mp, args, work, broker, check)
+    # Sleep timer, mute, schedules, night cap and mixes, each both ways.
+    bedside.run(ws, rec, broker.port, mp, (device or {}).get("id"), check)
 
     # The volume mode is not a live key (a SIGHUP names it as needing a
     # restart), so absolute -> relative is a config change and a restart.
@@ -237,7 +241,7 @@ def run(args, work, check, procs):
     if select:
         check("... and the discovery entities unavailable",
               ws.wait_state(select, lambda s: s["state"] == "unavailable") is not None)
-    speaker.write_config("gpio-step")
+    speaker.write_config("gpio-step", bedside.CONFIG)
     speaker.start()
     s = ws.wait_state(mp, lambda s: s["state"] != "unavailable" and has(s, "VOLUME_STEP"), 30)
     check("restarted as a relative (gpio-step) speaker -> available; VOLUME_STEP present, VOLUME_SET gone, no level",
@@ -246,6 +250,7 @@ def run(args, work, check, procs):
     if volume_number:
         gone = ws.wait_state(volume_number, lambda s: s is None or s["state"] == "unavailable", 20)
         check("... and the discovery volume number is removed", gone is not None, volume_number)
+    bedside.relative(ws, check)
     before = pulse_counts(control(speaker.socket, "pulses"))
     ws.service("media_player", "volume_up", target={"entity_id": mp})
     after = before

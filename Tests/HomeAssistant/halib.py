@@ -275,6 +275,7 @@ class HomeAssistantWS:
         self.cond = threading.Condition()
         self.states = queue.Queue()
         self.latest = {}
+        self.events = {}
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -283,6 +284,11 @@ class HomeAssistantWS:
                 msg = self.ws.recv()
                 if msg.get("type") == "event":
                     event = msg["event"]
+                    if event.get("event_type") != "state_changed":
+                        with self.cond:  # a subscription's own events (subscribe_trigger)
+                            self.events.setdefault(msg.get("id"), []).append(event)
+                            self.cond.notify_all()
+                        continue
                     if event.get("event_type") == "state_changed":
                         self.states.put((time.monotonic(), event["data"]))
                         with self.cond:
@@ -324,6 +330,20 @@ class HomeAssistantWS:
         for state in self.call("get_states"):
             with self.cond:
                 self.latest.setdefault(state["entity_id"], state)
+
+    def subscribe_trigger(self, trigger):
+        """Follows a trigger (e.g. a device trigger); returns the subscription id for `wait_event`."""
+        with self.cond:
+            sub = self.next_id
+        self.call("subscribe_trigger", trigger=trigger)
+        return sub
+
+    def wait_event(self, sub, timeout):
+        """The subscription's next event not yet taken, or None on timeout."""
+        with self.cond:
+            if self.cond.wait_for(lambda: self.events.get(sub), timeout):
+                return self.events[sub].pop(0)
+        return None
 
     def state(self, entity_id):
         with self.cond:

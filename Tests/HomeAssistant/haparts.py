@@ -33,9 +33,10 @@ class Speaker:
         self.fifo = DrainedFIFO(f"{work}/pcm.fifo")
         self.broker_port = broker_port
 
-    def write_config(self, mode):
+    def write_config(self, mode, extra=None):
+        """The config for volume `mode`, with `extra` top-level keys (mixes, schedules)."""
         with open(self.config, "w") as f:
-            json.dump({"device": {"id": DEVICE, "name": NAME},
+            json.dump((extra or {}) | {"device": {"id": DEVICE, "name": NAME},
                        "board": {"kind": "simulated", "controlSocket": self.socket},
                        "audio": {"device": f"file:'{self.fifo.path}',raw", "fadeMs": 50, "crossfadeMs": 100,
                                  "soundsDirectory": f"{self.work}/sounds"},

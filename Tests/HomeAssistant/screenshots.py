@@ -58,7 +58,7 @@ class DevTools:
                          awaitPromise=True).get("result", {}).get("value")
 
 
-def take(root, work, ha_port, token, refresh_token, client_id, path, width=1100, height=980):
+def take(root, work, ha_port, token, refresh_token, client_id, path, width=1100, height=1700):
     """Renders the dashboard into the PNG `path`; (ok, detail)."""
     status, tokens = http(ha_port, "POST", "/auth/token", {"grant_type": "refresh_token", "refresh_token": refresh_token,
                                                            "client_id": client_id}, form=True)

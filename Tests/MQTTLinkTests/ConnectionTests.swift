@@ -60,6 +60,71 @@ import TestSupport
         proxy.stop()
     }
 
+    /// A broker that closes the socket on a v5 CONNECT without any CONNACK
+    /// (RabbitMQ 3.x's MQTT plugin) and accepts 3.1.1: the link tries 3.1.1
+    /// at once, keeps it, and after a broker restart reconnects straight as
+    /// 3.1.1 (no further v5 CONNECT reaches the proxy).
+    @Test func fallsBackToMQTT311WhenTheBrokerClosesOnV5() throws {
+        let broker = try TestBroker()
+        let proxy = try MQTT311OnlyProxy(upstreamPort: broker.port, v5Reply: [])
+        // A 5 s keepalive: in about one run of five here the link did not see the
+        // proxy's close after the broker restart and found the dead connection
+        // only by its keepalive (cause not found; 30 s would outlast the waits).
+        let speaker = try LinkHarness(port: proxy.port) { $0.keepaliveSeconds = 5 }
+        try speaker.link.start()
+        #expect(speaker.connected(timeout: 10) != nil, "no connection through the closing proxy:\n\(speaker.logs.entries.map(\.message))")
+        #expect(speaker.link.protocolVersion == 4)
+        #expect(proxy.counts.refusedV5 == 1 && proxy.counts.forwarded == 1, "\(proxy.counts)")
+        #expect(speaker.logs.entries.contains { $0.message.contains("accepted MQTT 3.1.1 after closing on v5") },
+                "\(speaker.logs.entries.map(\.message))")
+        #expect(!speaker.unclaimed.contains { if case .problem = $0 { true } else { false } },
+                "the close that led to the fallback is no problem: \(speaker.unclaimed)")
+
+        try broker.restart()
+        #expect(speaker.disconnected(timeout: 10) != nil)
+        #expect(speaker.connected(timeout: 20) != nil, "\(speaker.logs.entries.map(\.message))")
+        #expect(speaker.link.protocolVersion == 4)
+        #expect(proxy.counts.refusedV5 == 1 && proxy.counts.forwarded >= 2, "remembered 3.1.1: \(proxy.counts)")
+        speaker.shutdown()
+        proxy.stop()
+    }
+
+    /// A broker that closes every CONNECT unanswered, whatever its level,
+    /// gives no reason to prefer 3.1.1: after the tried 3.1.1 is closed too
+    /// the link reports the close and goes back to v5 on the backoff.
+    @Test func aBrokerThatClosesEveryConnectKeepsV5() throws {
+        let seen = Monitor<[UInt8]>([])
+        let broker = try FakeBroker(lingerSeconds: 1) { _, connect in
+            seen.update { $0.append(connect.count > 8 ? connect[8] : 0) }  // the CONNECT's protocol level
+            return .send([])
+        }
+        let speaker = try LinkHarness(port: broker.port, will: false)
+        try speaker.link.start()
+        let problem = speaker.problem(timeout: 10)
+        #expect(problem?.kind == .lost, "\(String(describing: problem))")
+        #expect(problem?.detail.contains("before the broker answered") == true, "\(String(describing: problem))")
+        let levels = seen.wait(timeout: 10) { $0.count >= 3 ? Array($0.prefix(3)) : nil }  // v5, 3.1.1, then v5 after the backoff
+        #expect(levels == [5, 4, 5], "protocol levels of the first CONNECTs: \(levels)")
+        speaker.shutdown(timeoutMs: 300)
+    }
+
+    /// A close after some bytes of an answer (a truncated CONNACK) is not a
+    /// close without a CONNACK: no reason to try another level.
+    @Test func aTruncatedConnackThenACloseKeepsV5() throws {
+        let seen = Monitor<[UInt8]>([])
+        let broker = try FakeBroker(lingerSeconds: 1) { _, connect in
+            seen.update { $0.append(connect.count > 8 ? connect[8] : 0) }
+            return .send([0x20, 0x03, 0x00])
+        }
+        let speaker = try LinkHarness(port: broker.port, will: false)
+        try speaker.link.start()
+        #expect(speaker.problem(timeout: 10) != nil)
+        let levels = seen.wait(timeout: 10) { $0.count >= 2 ? Array($0.prefix(2)) : nil }
+        #expect(levels == [5, 5], "protocol levels of the first CONNECTs: \(String(describing: levels))")
+        #expect(speaker.link.protocolVersion == 5)
+        speaker.shutdown(timeoutMs: 300)
+    }
+
     /// Only a 3.1.1 CONNACK refusing the protocol level is a reason to fall
     /// back. A v5 broker's broken CONNACK (a property length with no
     /// properties) and a 3.1.1-shaped refusal for another reason (5, not
@@ -96,6 +161,7 @@ import TestSupport
         let good = try LinkHarness(port: tlsPort, clientID: "ambient-speaker-tls",
                                    tls: MQTTTLS(caFile: pki.caFile, certFile: pki.clientCert, keyFile: pki.clientKey))
         try good.link.start()
+        #expect(!good.logs.entries.contains { $0.level == .warning && $0.message.contains("without TLS") })
         #expect(good.connected(timeout: 10) != nil, "TLS connect failed:\n\(good.logs.entries.map(\.message))\n\(broker.log)")
         let peer = try TestPeer(port: broker.port)
         try peer.connect()
@@ -140,6 +206,9 @@ import TestSupport
         let all = (wrong.logs.entries + right.logs.entries).map(\.message).joined(separator: "\n")
         #expect(!all.contains(secret) && !all.contains("nope"), "a password was logged")
         #expect(all.contains("user speaker (password set)"))
+        // A password without TLS: a warning at warning level, each time the link is set up.
+        let warnings = right.logs.entries.filter { $0.level == .warning && $0.message.contains("the broker password goes to 127.0.0.1:\(broker.port) without TLS") }
+        #expect(warnings.count == 1, "\(right.logs.entries.map(\.message))")
     }
 
     @Test func shutdownDoesNotWaitForAStuckConnect() throws {

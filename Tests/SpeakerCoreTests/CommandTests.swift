@@ -119,7 +119,7 @@ import SpeakerProtocol
         #expect(start.audioRequests.isEmpty)
         #expect(start.lastPublished("device")?["volume"]?.jsonText == #"{"control":"relative"}"#)
         let commands = start.lastPublished("session")?["commands"]
-        #expect(commands == .array(["play", "toggle", "next", "previous", "select", "volumeUp", "volumeDown"].map { .string($0) }))
+        #expect(commands == .array(["play", "toggle", "next", "previous", "select", "volumeUp", "volumeDown", "mute", "setSchedules", "saveMix"].map { .string($0) }))
         let set = h.command(#"{"id":"s","action":"setVolume","level":0.5}"#)
         #expect(set.lastPublished("command/result")?["error"]?["code"] == .string("unsupported"))
         #expect(!set.contains { if case .amp = $0 { return true } else { return false } })

@@ -18,8 +18,10 @@ enum EffectLine {
         switch effect {
         case .audio(let request): return "audio \(request)"
         case .amp(let pulse): return "amp \(pulse)"
+        case .statusLed(let pattern): return "led \(pattern)"
         case .reserveRevisions(let through): return "reserveRevisions \(through)"
         case .saveState(let state): return "saveState \(state)"
+        case .saveMixes(let mixes): return "saveMixes \(mixes)"
         case let .log(level, text): return "log \(level) \(text)"
         case .publish(let p):
             let topic = p.topic.hasPrefix(root + "/") ? "~" + p.topic.dropFirst(root.count) : p.topic

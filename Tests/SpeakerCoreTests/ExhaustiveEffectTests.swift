@@ -36,12 +36,13 @@ import Testing
         h.assertEffects(of: .start(at: h.now), equal: [
             Self.discovery(h.speaker),  // first, before any state it describes (docs/mqtt-contract.md)
             #"audio setLevel(0.4)"#,
-            #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
+            #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat","kind":"sound"},{"id":"pink","name":"Pink noise","summary":"soft","kind":"sound"},{"id":"brown","name":"Brown noise","summary":"deep","kind":"sound"}]"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/schedules qos1 retained {"rules":[],"clockSynced":true,"next":null}"#,
             #"reserveRevisions 1000"#,
         ])
         h.assertEffects(of: .revisionReservation(through: 1000, failure: nil, at: h.now), equal: [
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ])
     }
 
@@ -50,9 +51,10 @@ import Testing
         h.send(.start(at: h.now))
         let republished = [
             Self.discovery(h.speaker),
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/catalog qos1 retained [{"id":"white","name":"White noise","summary":"flat","kind":"sound"},{"id":"pink","name":"Pink noise","summary":"soft","kind":"sound"},{"id":"brown","name":"Brown noise","summary":"deep","kind":"sound"}]"#,
+            #"publish ~/schedules qos1 retained {"rules":[],"clockSynced":true,"next":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":1,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
             #"publish ~/availability qos1 retained online"#,
         ]
         h.assertEffects(of: .mqttConnected(at: h.now), equal: republished, state: { $0.mqttConnected = true })
@@ -72,7 +74,7 @@ import Testing
     @Test func shutdownWritesUnsavedState() {
         var h = Self.playing()
         h.assertEffects(of: .shutdown(at: h.now), equal: [
-            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: true)"#,
+            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: true, sleepTimer: nil, schedule: SpeakerCore.PersistedSchedule(rules: nil, nightCap: nil, firedThrough: nil))"#,
         ])
     }
 
@@ -85,8 +87,8 @@ import Testing
         h.assertEffects(of: .reconfigure(config, at: h.now), equal: [
             Self.discovery(reloaded),
             #"log notice configuration reloaded: applied volume.step"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.1,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ])
     }
 
@@ -100,7 +102,7 @@ import Testing
         ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true; $0.outstanding = [1: "c1"]; $0.nextTicket = 2 })
         h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
             #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
-            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown","setSleepTimer","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.session.isPlaying = true; $0.outstanding = [:] })
     }
 
@@ -113,7 +115,7 @@ import Testing
         ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now; $0.outstanding = [2: "c2"]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
             #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
-            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.session.isPlaying = false; $0.outstanding = [:] })
     }
 
@@ -151,20 +153,20 @@ import Testing
         h.assertCommand(#"{"id":"c8","action":"setVolume","level":0.7}"#, equal: [
             #"audio setLevel(0.7)"#,
             #"publish ~/command/result qos1 {"id":"c8","ok":true,"revision":2,"level":0.7}"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.7) })
         h.assertCommand(#"{"id":"c9","action":"volumeUp","steps":2}"#, equal: [
             #"audio setLevel(0.8)"#,
             #"publish ~/command/result qos1 {"id":"c9","ok":true,"revision":3,"level":0.8}"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.8) })
         h.assertCommand(#"{"id":"c10","action":"volumeDown"}"#, equal: [
             #"audio setLevel(0.75)"#,
             #"publish ~/command/result qos1 {"id":"c10","ok":true,"revision":4,"level":0.75}"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.75) })
     }
 
@@ -175,8 +177,8 @@ import Testing
                             #"audio setLevel(0.5)"#,
                             #"publish ~/command/result qos1 {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
                             #"publish phone/replies qos1 correlation [1, 2, 3] {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
-                            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-                            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+                            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+                            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.5,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
                         ], state: { $0.volume = .absolute(level: 0.5) })
     }
 
@@ -187,8 +189,8 @@ import Testing
             #"publish ~/command/result qos1 {"id":null,"ok":false,"error":{"code":"malformed","message":"not JSON: unexpected character at byte 0"}}"#,
         ])
         h.assertCommand(#"{"id":"c12","action":"dance"}"#, equal: [
-            #"log notice command rejected (unknown-action): action: unknown action "dance"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown"#,
-            #"publish ~/command/result qos1 {"id":"c12","ok":false,"error":{"code":"unknown-action","message":"action: unknown action \"dance\"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown"}}"#,
+            #"log notice command rejected (unknown-action): action: unknown action "dance"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown, setSchedules, setScheduleEnabled, setNightCap, saveMix, deleteMix, setLayerLevel, setSleepTimer, cancelSleepTimer, mute, unmute"#,
+            #"publish ~/command/result qos1 {"id":"c12","ok":false,"error":{"code":"unknown-action","message":"action: unknown action \"dance\"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown, setSchedules, setScheduleEnabled, setNightCap, saveMix, deleteMix, setLayerLevel, setSleepTimer, cancelSleepTimer, mute, unmute"}}"#,
         ])
         h.assertCommand(#"{"id":"c13","action":"select","soundID":"thunder"}"#, equal: [
             #"log notice command c13 select rejected (unknown-sound): no sound "thunder" in the catalog"#,
@@ -222,8 +224,8 @@ import Testing
         ], state: { $0.pendingLevels = [2: 0.6]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.levelSet(ticket: 2), at: h.now), equal: [
             #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.6); $0.pendingLevels = [:] })
         h.assertCommand(#"{"id":"c19","action":"setVolume","level":0.9}"#, equal: [
             #"audio setMixerLevel(0.9, ticket: 3)"#,
@@ -231,8 +233,8 @@ import Testing
         h.assertEffects(of: .engine(.levelFailed(ticket: 3, reason: "EIO", actual: 0.55), at: h.now), equal: [
             #"log error volume: the mixer did not take level 0.9: EIO"#,
             #"publish ~/command/result qos1 {"id":"c19","ok":false,"error":{"code":"audio-unavailable","message":"the mixer did not take level 0.9: EIO"}}"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.55); $0.pendingLevels = [:] })
     }
 
@@ -242,8 +244,8 @@ import Testing
         var h = Self.playing()
         h.assertEffects(of: .engine(.unavailable(reason: "unplugged"), at: h.now), equal: [
             #"log warning audio output unavailable: unplugged"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"unavailable","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["pause","toggle","stop","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"unavailable","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"unavailable","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["pause","toggle","stop","setVolume","volumeUp","volumeDown","setSleepTimer","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"unavailable","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.audio = .unavailable; $0.session.isPlaying = false })
         h.assertEffects(of: .engine(.available, at: h.now), equal: [
             #"log info audio output is back; resuming playback"#,
@@ -256,8 +258,8 @@ import Testing
         var h = Self.ready { $0.volume.mode = .alsaMixer }
         h.assertEffects(of: .engine(.mixerReading(db: -30, level: 0.25, ownWrite: false), at: h.now), equal: [
             #"log info volume: mixer moved elsewhere to -30.0 dB (level 0.25)"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.25,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.25); $0.lastMixerReading = .some(-30) })
     }
 
@@ -295,7 +297,7 @@ import Testing
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"playPause","gesture":"long"}"#,
             #"audio pause(fadeMs: 400, ticket: 3)"#,
-            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
+            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false, sleepTimer: nil, schedule: SpeakerCore.PersistedSchedule(rules: nil, nightCap: nil, firedThrough: nil))"#,
         ], state: { $0.session.isActive = false; $0.session.pausedSince = nil; $0.outstanding[3] = .some(nil); $0.nextTicket = 4; $0.actedOnDown = [] })
     }
 
@@ -324,15 +326,15 @@ import Testing
         }
         h.assertEffects(of: .lineEdge(LineEdge(line: .encoderSwitch, isActive: true, at: h.now)), equal: [])
         h.now = h.now.advanced(byMilliseconds: 5)
-        let down = h.now
-        h.assertEffects(of: .tick(h.now), equal: [
-            #"audio pause(fadeMs: 400, ticket: 4)"#,
-        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = down; $0.outstanding[4] = .some(nil); $0.nextTicket = 5; $0.actedOnDown = [.encoderSwitch] })
+        // The encoder's switch acts on release: its hold is the sleep timer's gesture.
+        h.assertEffects(of: .tick(h.now), equal: [])
         _ = h.edge(.encoderSwitch, false, afterMs: 95)
         h.now = h.now.advanced(byMilliseconds: 100)
+        let released = h.now
         h.assertEffects(of: .tick(h.now), equal: [
             #"publish ~/event qos0 {"source":"button","name":"encoderSwitch","gesture":"press"}"#,
-        ], state: { $0.actedOnDown = [] })
+            #"audio pause(fadeMs: 400, ticket: 4)"#,
+        ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = released; $0.outstanding[4] = .some(nil); $0.nextTicket = 5 })
     }
 
     @Test func aDoublePressOnlyPublishesTheEvent() {
@@ -353,15 +355,15 @@ import Testing
         h.assertEffects(of: .lineEdge(clockwise), equal: [
             #"publish ~/event qos0 {"source":"knob","delta":1}"#,
             #"audio setLevel(0.45)"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.45,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.45) })
         let counterClockwise = h.startDetent(clockwise: false)
         h.assertEffects(of: .lineEdge(counterClockwise), equal: [
             #"publish ~/event qos0 {"source":"knob","delta":-1}"#,
             #"audio setLevel(0.4)"#,
-            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#,
-            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
+            #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
+            #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.4) })
     }
 
@@ -377,8 +379,8 @@ import Testing
         h.now = h.now.advanced(byMilliseconds: 1_800_000)
         h.assertEffects(of: .tick(h.now), equal: [
             #"log info session session-1 ended after 1800 s paused"#,
-            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}]}"#,
-            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false)"#,
+            #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":4,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
+            #"saveState PersistedState(soundID: "white", level: Optional(0.4), intendsPlayback: false, sleepTimer: nil, schedule: SpeakerCore.PersistedSchedule(rules: nil, nightCap: nil, firedThrough: nil))"#,
         ], state: { $0.session.isActive = false; $0.session.pausedSince = nil })
     }
 }

@@ -18,8 +18,8 @@ struct Harness {
         CatalogEntry(id: "brown", name: "Brown noise", summary: "deep"),
     ]
 
-    init(catalog: [CatalogEntry] = Harness.catalog, revisionReservation: UInt64 = 0,
-         configure: (inout SpeakerConfig) -> Void = { _ in }) {
+    init(catalog: [CatalogEntry] = Harness.catalog, revisionReservation: UInt64 = 0, restored: PersistedState? = nil,
+         savedMixes: SavedMixes? = nil, artwork: [ArtworkFile] = [], configure: (inout SpeakerConfig) -> Void = { _ in }) {
         var config = SpeakerConfig.defaults(hostname: "kitchen")
         config.inputs.encoder.acceleration = false
         configure(&config)
@@ -30,7 +30,8 @@ struct Harness {
             newSessionID: { "session-\(counter.next())" },
             software: "ambient-speaker test",
             randomInt: { range in min(range.lowerBound + Harness.randomOffset, range.upperBound) })
-        speaker = Speaker(config: config, catalog: catalog, environment: env, revisionReservation: revisionReservation)
+        speaker = Speaker(config: config, catalog: catalog, environment: env, revisionReservation: revisionReservation, epoch: "e1",
+                          restored: restored, savedMixes: savedMixes, artwork: artwork)
     }
 
     /// What the simulated disk answers to `reserveRevisions`: nil writes
@@ -91,7 +92,8 @@ struct Harness {
         return send(.lineEdge(LineEdge(line: line, isActive: active, at: now)))
     }
 
-    /// Acknowledges every transport request in `effects` as the engine would.
+    /// Acknowledges every transport request in `effects` as the engine would
+    /// (a long fade of 0 ms at once; a longer one only when a test reports it).
     @discardableResult
     mutating func engineDoes(_ effects: [SpeakerEffect]) -> [SpeakerEffect] {
         var out: [SpeakerEffect] = []
@@ -99,7 +101,8 @@ struct Harness {
             switch request {
             case .play(_, _, let t), .switchTo(_, _, let t), .resume(_, let t): out += send(.engine(.playing(ticket: t), at: now))
             case .pause(_, let t): out += send(.engine(.paused(ticket: t), at: now))
-            case .setLevel, .setMixerLevel: break
+            case .longFade(_, 0, let t): out += send(.engine(.longFadeDone(ticket: t), at: now))
+            case .setLevel, .setMixerLevel, .mixes, .setLayerLevel, .longFade, .setMuted: break  // a long fade ends when a test says so
             }
         }
         return out

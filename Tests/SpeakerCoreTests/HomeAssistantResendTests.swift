@@ -81,7 +81,7 @@ import Testing
         config.inputs.encoder.acceleration = false
         let env = SpeakerEnvironment(wallClock: { WallClockReading(seconds: 0, milliseconds: 0) }, clockSynced: { true },
                                      newSessionID: { "s" }, software: "t", randomInt: { _ in 1_000_000 })
-        var speaker = Speaker(config: config, catalog: Harness.catalog, environment: env, revisionReservation: 0)
+        var speaker = Speaker(config: config, catalog: Harness.catalog, environment: env, revisionReservation: 0, epoch: "e1")
         let now = MonotonicInstant.milliseconds(0)
         _ = speaker.reduce(.homeAssistantStatus(online: true, at: now))
         #expect(speaker.state.link.homeAssistantResendAt == now.advanced(byMilliseconds: LinkState.homeAssistantResendDelayMs.upperBound))

@@ -12,7 +12,7 @@ import SpeakerProtocol
         let env = SpeakerEnvironment(wallClock: { WallClockReading(seconds: 1_795_953_600, milliseconds: 0) },
                                      clockSynced: { true }, newSessionID: { "restored-session" }, software: "test")
         h.speaker = Speaker(config: h.speaker.config, catalog: Harness.catalog, environment: env,
-                            revisionReservation: 0, restored: restored)
+                            revisionReservation: 0, epoch: "e1", restored: restored)
         return h
     }
 

@@ -134,7 +134,7 @@ import SpeakerProtocol
         h.speaker = Speaker(config: h.speaker.config, catalog: Harness.catalog,
                             environment: SpeakerEnvironment(wallClock: { WallClockReading(seconds: 0, milliseconds: 0) },
                                                             clockSynced: { false }, newSessionID: { "s" }, software: "t"),
-                            revisions: RevisionCounter(unreadableReservation: "revision does not hold a revision number"))
+                            revisions: RevisionCounter(unreadableReservation: "revision does not hold a revision number", epoch: "e1"))
         let start = h.send(.start(at: h.now))
         #expect(revisions(start).isEmpty && h.reservations.isEmpty)
         #expect(logs(start, .error).first?.contains("restarted") == true)

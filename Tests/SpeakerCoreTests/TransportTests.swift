@@ -10,7 +10,7 @@ import SpeakerProtocol
         #expect(fx.audioRequests == [.setLevel(0.4)])
         // Home Assistant discovery first: the MQTT link may already be up before the core hears of it.
         #expect(fx.topics == ["homeassistant/device/kitchen/config", "ambient-speaker/kitchen/catalog",
-                              "ambient-speaker/kitchen/device", "ambient-speaker/kitchen/session"])
+                              "ambient-speaker/kitchen/device", "ambient-speaker/kitchen/schedules", "ambient-speaker/kitchen/session"])
         #expect(fx.contains(.reserveRevisions(through: 1000)))
         let session = fx.lastPublished("session")
         #expect(session?["id"] == .null)
@@ -19,10 +19,10 @@ import SpeakerProtocol
         #expect(session?["soundID"] == .string("white"))
         #expect(session?["revision"] == .number(1))
         #expect(session?["updatedAt"] == .string("2026-11-29T12:00:00.123Z"))
-        #expect(session?["commands"] == .array(["play", "toggle", "next", "previous", "select", "setVolume", "volumeUp", "volumeDown"].map { .string($0) }))
+        #expect(session?["commands"] == .array(["play", "toggle", "next", "previous", "select", "setVolume", "volumeUp", "volumeDown", "mute", "setSchedules", "setNightCap", "saveMix"].map { .string($0) }))
         #expect(fx.lastPublished("device") == (try? JSONParser().parse(
-            #"{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05},"audio":"ok","underruns":0,"software":"ambient-speaker test"}"#)))
-        #expect(fx.published("catalog").first?.jsonText == #"[{"id":"white","name":"White noise","summary":"flat"},{"id":"pink","name":"Pink noise","summary":"soft"},{"id":"brown","name":"Brown noise","summary":"deep"}]"#)
+            #"{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#)))
+        #expect(fx.published("catalog").first?.jsonText == #"[{"id":"white","name":"White noise","summary":"flat","kind":"sound"},{"id":"pink","name":"Pink noise","summary":"soft","kind":"sound"},{"id":"brown","name":"Brown noise","summary":"deep","kind":"sound"}]"#)
     }
 
     @Test func playWaitsForTheEngineBeforePublishingAndAnswering() {
@@ -116,7 +116,7 @@ import SpeakerProtocol
         #expect(session?["intendsPlayback"] == .bool(true))
         #expect(session?["devices"]?.arrayFirst?["audio"] == .string("unavailable"))
         #expect(lost.lastPublished("device")?["audio"] == .string("unavailable"))
-        #expect(session?["commands"] == .array(["pause", "toggle", "stop", "setVolume", "volumeUp", "volumeDown"].map { .string($0) }))
+        #expect(session?["commands"] == .array(["pause", "toggle", "stop", "setVolume", "volumeUp", "volumeDown", "setSleepTimer", "mute", "setSchedules", "setNightCap", "saveMix"].map { .string($0) }))
         h.commandDone(#"{"id":"b","action":"pause"}"#)
         let rejected = h.command(#"{"id":"c","action":"play"}"#)
         #expect(rejected.lastPublished("command/result")?["error"]?["code"] == .string("audio-unavailable"))
@@ -159,7 +159,7 @@ import SpeakerProtocol
         let fx = h.send(.mqttConnected(at: h.now))
         // Home Assistant discovery first, so it knows the device before the state that depends on it.
         #expect(fx.topics == ["homeassistant/device/kitchen/config"]
-                + ["device", "catalog", "session", "availability"].map { "ambient-speaker/kitchen/\($0)" })
+                + ["device", "catalog", "schedules", "session", "availability"].map { "ambient-speaker/kitchen/\($0)" })
         #expect(fx.publications.allSatisfy { $0.retain && $0.qos == 1 })
         #expect(fx.publications.last?.text == "online")
         #expect(fx.lastPublished("session")?["revision"] == .number(1))
@@ -172,7 +172,7 @@ import SpeakerProtocol
         let reserveIndex = fx.firstIndex(of: .reserveRevisions(through: 6000))
         let sessionIndex = fx.firstIndex { if case .publish(let p) = $0 { return p.topic.hasSuffix("/session") } else { return false } }
         #expect(reserveIndex != nil && sessionIndex != nil && reserveIndex! < sessionIndex!)
-        var c = RevisionCounter(persistedReservation: 0)
+        var c = RevisionCounter(persistedReservation: 0, epoch: "e1")
         var reservations: [UInt64] = []
         #expect(c.next() == .waiting, "nothing is handed out before a reservation")
         for _ in 0..<2500 {
@@ -190,4 +190,5 @@ import SpeakerProtocol
 
 extension JSONValue {
     var arrayFirst: JSONValue? { if case .array(let a) = self { return a.first } else { return nil } }
+    var arrayValue: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
 }

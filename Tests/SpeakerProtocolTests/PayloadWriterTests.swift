@@ -41,7 +41,9 @@ import Testing
             #expect(text(result.serialized()) == text(Reference.serialized(Reference.result(result))))
             expectTreesAgree(result.json, Reference.result(result))
             let entries = (0..<random.int(0...4)).map { _ in
-                CatalogEntry(id: random.string(), name: random.string(), summary: random.string())
+                random.bool() ? CatalogEntry(id: random.string(), name: random.string(), summary: random.string())
+                    : CatalogEntry(mix: MixDefinition(id: random.string(), name: random.string(), summary: random.string(),
+                                                      layers: random.layers()))
             }
             #expect(text(CatalogEntry.serialized(entries)) == text(Reference.serialized(.array(entries.map(Reference.entry)))))
             for entry in entries { expectTreesAgree(entry.json, Reference.entry(entry)) }
@@ -167,18 +169,28 @@ struct PayloadRandom {
         let underruns = [0, 1, int(0...1_000_000), Int.max, Int.min, -7][int(0...5)]
         return DeviceDescriptor(id: string(), name: string(), type: bool() ? "speaker" : string(), volume: volume,
                                 audio: bool() ? .ok : .unavailable, underruns: underruns, software: string(),
-                                problem: optionalString())
+                                problem: optionalString(), muted: bool(), epoch: optionalString())
     }
 
     mutating func session() -> SessionAttributes {
-        SessionAttributes(
+        var session = SessionAttributes(
             id: optionalString(), soundID: string(), soundName: string(), isPlaying: bool(), intendsPlayback: bool(),
             updatedAt: string(), clockSynced: bool(), revision: uint64(), ended: bool(),
-            commands: (0..<int(0...10)).map { _ in string() }, devices: (0..<int(0...2)).map { _ in device() })
+            commands: (0..<int(0...10)).map { _ in string() }, devices: (0..<int(0...2)).map { _ in device() },
+            sleepTimer: bool() ? nil : SleepTimerAttributes(endsAt: string(), minutes: int(1...720), fadeSeconds: int(0...1800),
+                                                            remainingSeconds: int(0...43_200), fading: bool()))
+        if bool() { session.layers = layers() }
+        return session
+    }
+
+    mutating func layers() -> [MixLayer] {
+        (0..<int(0...4)).map { _ in MixLayer(soundID: string(), level: number()) }
     }
 
     mutating func result() -> CommandResult {
-        if bool() { return .accepted(id: string(), revision: uint64(), level: bool() ? number() : nil) }
+        if bool() {
+            return .accepted(id: string(), revision: uint64(), level: bool() ? number() : nil, fadeSeconds: bool() ? int(0...1800) : nil)
+        }
         let code = CommandErrorCode.allCases[int(0...CommandErrorCode.allCases.count - 1)]
         return .rejected(CommandRejection(id: optionalString(), code: code, message: string()))
     }
@@ -200,42 +212,65 @@ struct PayloadRandom {
 enum Reference {
     static func volume(_ v: VolumeDescriptor) -> JSONValue {
         switch v {
-        case let .absolute(level, step):
-            return .object([("control", .string("absolute")), ("level", .number(level)), ("step", .number(step))])
+        case let .absolute(level, step, maxLevel, capSource):
+            return .object([("control", .string("absolute")), ("level", .number(level)), ("step", .number(step)),
+                            ("maxLevel", .number(maxLevel)), ("capSource", .string(capSource.rawValue))])
         case .relative:
             return .object([("control", .string("relative"))])
         }
     }
 
     static func device(_ d: DeviceDescriptor) -> JSONValue {
-        .object([
+        // Built in steps: Swift 6.0's type checker gives up on it as one expression.
+        var members: [(key: String, value: JSONValue)] = [
             ("id", .string(d.id)), ("name", .string(d.name)), ("type", .string(d.type)),
-            ("volume", volume(d.volume)), ("audio", .string(d.audio.rawValue)),
+            ("volume", volume(d.volume)), ("muted", .bool(d.muted)), ("audio", .string(d.audio.rawValue)),
             ("underruns", .number(Double(d.underruns))), ("software", .string(d.software)),
-        ] + (d.problem.map { [("problem", JSONValue.string($0))] } ?? []))
+        ]
+        if let epoch = d.epoch { members.append(("epoch", .string(epoch))) }
+        var nightCap = JSONValue.null
+        if let cap = d.nightCap {
+            nightCap = .object([("from", .string(cap.from)), ("to", .string(cap.to)),
+                                ("maxLevel", .number(cap.maxLevel)), ("active", .bool(cap.active))])
+        }
+        members.append(("nightCap", nightCap))
+        if let problem = d.problem { members.append(("problem", .string(problem))) }
+        return .object(members)
     }
 
     static func entry(_ e: CatalogEntry) -> JSONValue {
-        .object([("id", .string(e.id)), ("name", .string(e.name)), ("summary", .string(e.summary))])
+        .object([("id", .string(e.id)), ("name", .string(e.name)), ("summary", .string(e.summary)),
+                 ("kind", .string(e.kind.rawValue))] + (e.layers.map { [("layers", layers($0))] } ?? []))
+    }
+
+    static func layers(_ l: [MixLayer]) -> JSONValue {
+        .array(l.map { .object([("soundID", .string($0.soundID)), ("level", .number($0.level))]) })
     }
 
     static func session(_ s: SessionAttributes) -> JSONValue {
         .object([
             ("id", s.id.map { .string($0) } ?? .null),
             ("soundID", .string(s.soundID)), ("soundName", .string(s.soundName)),
+            ("layers", s.layers.map(layers) ?? .null),
             ("isPlaying", .bool(s.isPlaying)), ("intendsPlayback", .bool(s.intendsPlayback)),
             ("updatedAt", .string(s.updatedAt)), ("clockSynced", .bool(s.clockSynced)),
             ("revision", .number(Double(s.revision))), ("ended", .bool(s.ended)),
             ("commands", .array(s.commands.map { .string($0) })),
             ("devices", .array(s.devices.map(device))),
+            ("sleepTimer", s.sleepTimer.map {
+                .object([("endsAt", .string($0.endsAt)), ("minutes", .number(Double($0.minutes))),
+                         ("fadeSeconds", .number(Double($0.fadeSeconds))),
+                         ("remainingSeconds", .number(Double($0.remainingSeconds))), ("fading", .bool($0.fading))])
+            } ?? .null),
         ])
     }
 
     static func result(_ r: CommandResult) -> JSONValue {
         switch r {
-        case let .accepted(id, revision, level):
+        case let .accepted(id, revision, level, fadeSeconds):
             var members: [(key: String, value: JSONValue)] = [("id", .string(id)), ("ok", .bool(true)), ("revision", .number(Double(revision)))]
             if let level { members.append(("level", .number(level))) }
+            if let fadeSeconds { members.append(("fadeSeconds", .number(Double(fadeSeconds)))) }
             return .object(members)
         case .rejected(let r):
             return .object([

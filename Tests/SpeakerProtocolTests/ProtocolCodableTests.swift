@@ -24,10 +24,35 @@ import Testing
                 sourceLocation: sourceLocation)
         let decoded = try JSONDecoder().decode(T.self, from: Data(json.serialized()))
         #expect(decoded == value, sourceLocation: sourceLocation)
+        // The same init(from:) without Foundation, as a reader such as SpeakerWatch decodes.
+        #expect(try T(json: json) == value, "JSONValueDecoder", sourceLocation: sourceLocation)
+    }
+
+    /// `JSONValueDecoder`'s failures say where: the key path and what was wrong.
+    @Test func theFoundationFreeDecoderNamesWhereAPayloadIsWrong() throws {
+        var json = Self.absolute.json
+        guard case .object(var members) = json else { Issue.record("not an object"); return }
+        members = members.map { $0.key == "volume" ? (key: "volume", value: .object([("control", .string("absolute"))])) : $0 }
+        json = .object(members)
+        #expect(throws: DecodingError.self) { try DeviceDescriptor(json: json) }
+        do {
+            _ = try DeviceDescriptor(json: json)
+        } catch DecodingError.keyNotFound(let key, let context) {
+            #expect(key.stringValue == "level" && context.codingPath.map(\.stringValue) == ["volume"])
+        }
+        let whole = try JSONParser().parse(#"{"id":"c","ok":true,"revision":1.5}"#)
+        #expect(throws: DecodingError.self, "a revision is a whole number") { try CommandResult(json: whole) }
+        let list = try JSONParser().parse(#"[{"id":"a","name":"A","summary":""},{"id":"b","name":7,"summary":""}]"#)
+        do {
+            _ = try [CatalogEntry](json: list)
+            Issue.record("decoded a number as a name")
+        } catch DecodingError.typeMismatch(_, let context) {
+            #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["1", "name"])
+        }
     }
 
     static let absolute = DeviceDescriptor(id: "kitchen", name: "Kitchen speaker", volume: .absolute(level: 0.42, step: 0.05),
-                                           audio: .ok, software: "ambient-speaker 0.1.0")
+                                           audio: .ok, software: "ambient-speaker 0.1.0", epoch: "5e2c0f1d9a7b3c44")
     static let relative = DeviceDescriptor(id: "hall", name: "Hall", volume: .relative, audio: .unavailable, software: "x")
 
     @Test func deviceCatalogAndSession() throws {

@@ -3,6 +3,7 @@ import SpeakerCore
 import SpeakerLoop
 import SpeakerPorts
 import SpeakerRuntime
+import Ambience
 
 /// What the in-memory ports saw, in order, across seams (start-up and
 /// shutdown order are read from it).
@@ -19,6 +20,8 @@ final class InMemoryAudio: AudioOutput {
     let trace: Trace
     var requests: [String] = []
     var pendingReports: [AudioEngineReport] = []
+    /// The source of the last `play`/`switchTo`.
+    var lastSource: SoundSource?
 
     init(trace: Trace) { self.trace = trace }
 
@@ -26,10 +29,16 @@ final class InMemoryAudio: AudioOutput {
 
     func send(_ request: AudioEngineRequest) -> Bool {
         switch request {
-        case let .play(source, fadeMs, ticket): requests.append("play \(source == nil ? "nil" : "source") fade \(fadeMs) ticket \(ticket)")
+        case let .play(source, fadeMs, ticket):
+            if let source { lastSource = source }
+            requests.append("play \(source == nil ? "nil" : "source") fade \(fadeMs) ticket \(ticket)")
         case let .pause(fadeMs, ticket): requests.append("pause fade \(fadeMs) ticket \(ticket)")
-        case let .switchTo(_, crossfadeMs, ticket): requests.append("switch crossfade \(crossfadeMs) ticket \(ticket)")
+        case let .switchTo(source, crossfadeMs, ticket):
+            lastSource = source
+            requests.append("switch crossfade \(crossfadeMs) ticket \(ticket)")
         case let .setGain(gain, rampMs): requests.append("gain \(gain) ramp \(rampMs)")
+        case let .longFade(multiplier, overMs, ticket): requests.append("long fade \(multiplier) over \(overMs) ticket \(ticket)")
+        case let .setMuted(muted, rampMs): requests.append("muted \(muted) ramp \(rampMs)")
         }
         return true
     }
@@ -77,6 +86,19 @@ final class InMemoryMQTT: MQTTClient {
     }
 
     func setPatientReconnects(_ patient: Bool) { self.patient = patient }
+
+    /// Publications still waiting for the broker (0: each is acknowledged at
+    /// once, unless a test plays a slow broker).
+    var unacknowledged = 0
+    /// Acknowledgements so far.
+    var acknowledged = 0
+    /// A test's broker during the closing handshake: called with each wait's
+    /// timeout, it moves the clock and the counts; whether events arrived.
+    var onWait: ((Int) -> Bool)?
+    var unacknowledgedCount: Int { unacknowledged }
+    var acknowledgedCount: Int { acknowledged }
+
+    func waitForEvents(timeoutMs: Int) -> Bool { onWait?(timeoutMs) ?? !pendingEvents.isEmpty }
 
     func shutdown(finalPublish: (topic: String, payload: [UInt8], retain: Bool)?, timeoutMs: Int) -> MQTTShutdownOutcome {
         trace.add("mqtt.shutdown " + (finalPublish.map { "\($0.topic)=\(String(decoding: $0.payload, as: UTF8.self))" } ?? "-"))

@@ -24,6 +24,10 @@ final class RuntimeHarness {
     let logs = MemoryLogBackend()
     let audio: InMemoryAudio
     let mqtt: InMemoryMQTT
+    /// The wall clock the core reads (seconds since 1970), set by tests that step it.
+    let wall = WallClockBox(seconds: 1_795_953_600)
+    /// The wall-clock step descriptor (readable when a test steps the clock).
+    let clockSteps = InMemoryClockSteps()
     let board: SpeakerBoard
     let runtime: SpeakerRuntime
     let directory: String
@@ -62,14 +66,15 @@ final class RuntimeHarness {
         let logger = Logger(component: "main", threshold: .debug, backend: logs)
         let stateStore = StateStore(directory: directory, logger: logger)
         let revisions = RevisionStore(directory: directory, logger: logger)
+        let mixStore = MixStore(directory: directory, logger: logger)
         let catalog = SoundCatalog.load(directory: config.audio.soundsDirectory)
         let core = Speaker(config: config, catalog: catalog.entries,
                            environment: SpeakerEnvironment(
-                               wallClock: { WallClockReading(seconds: 1_795_953_600, milliseconds: 0) },
+                               wallClock: { [wall] in WallClockReading(seconds: wall.seconds, milliseconds: 0) },
                                clockSynced: { true },
                                newSessionID: { "session-1" },
                                software: "ambient-speaker test"),
-                           revisions: revisions.counter, restored: stateStore.load())
+                           revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load())
         let trace = trace
         let loop = loop
         board = SpeakerBoard(config: config, loop: loop, logger: logger,
@@ -86,11 +91,13 @@ final class RuntimeHarness {
             core: core, loop: loop,
             services: SpeakerServices(
                 systemd: systemd,
-                persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot),
+                persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot,
+                                                mixStore: mixStore),
                 audio: AudioService(engine: audio, sounds: CatalogSounds(catalog: catalog, streamer: nil, logger: logger),
                                     mixer: mixer.map { MixerControl.opener(card: $0.card, element: $0.element, loop: loop, logger: logger) },
                                     fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
                 board: BoardService(board: board),
+                frontEnds: [ClockService(steps: clockSteps, loop: loop, logger: logger)],
                 mqtt: MQTTService(client: mqtt, config: config, loop: loop, logger: logger)),
             logger: logger)
         reload = { [unowned self] in self.reloadResult }
@@ -99,11 +106,18 @@ final class RuntimeHarness {
     deinit {
         for name in soundFiles { unlink("\(config.audio.soundsDirectory)/\(name).wav") }
         rmdir(config.audio.soundsDirectory)
-        for name in ["state.json", "revision"] { unlink(directory + "/" + name) }
+        for name in ["state.json", "revision", "mixes.json"] { unlink(directory + "/" + name) }
         rmdir(directory)
     }
 
     var state: SpeakerState { runtime.state }
+
+    /// The wall clock is set to `seconds`: the step descriptor becomes readable.
+    func stepClock(to seconds: Int64) {
+        wall.seconds = seconds
+        clockSteps.stepped = true
+        loop.readable(fd: clockSteps.fd)
+    }
 
     /// Audio reports arrive: the report descriptor becomes readable.
     func report(_ reports: AudioEngineReports) {

@@ -15,10 +15,10 @@ import SpeakerPorts
     @Test func startsInOrderAndStopsInReverse() throws {
         let h = try RuntimeHarness()
         try h.runtime.start()
-        #expect(h.runtime.group.runningNames == ["systemd", "persistence", "audio", "board", "mqtt"])
+        #expect(h.runtime.group.runningNames == ["systemd", "persistence", "audio", "board", "clock", "mqtt"])
         #expect(h.trace.lines == ["audio.start", "control.open control", "mqtt.start"])
         #expect(h.audio.requests.first?.hasPrefix("gain ") == true, "the initial level on .start")
-        #expect(Set(h.loop.watchedDescriptors) == [h.audio.reportFD, h.mqtt.eventFD])
+        #expect(Set(h.loop.watchedDescriptors) == [h.audio.reportFD, h.mqtt.eventFD, h.clockSteps.fd])
 
         h.trace.lines = []
         #expect(h.runtime.stop() == 0)
@@ -185,5 +185,22 @@ import SpeakerPorts
         if pulses.count == 2 { #expect(pulses[1].start - pulses[0].end == 30 * ms, "exactly gapMs") }
         #expect(pulses.first.map { $0.start > t0 } == true)
         _ = h.runtime.stop()
+    }
+
+    @Test func theStatusLedFollowsTheCoreThroughTheBoard() throws {
+        let h = try RuntimeHarness { config in config.statusLed = StatusLedLine(line: "GPIO16") }
+        try h.runtime.start()
+        let board = try #require(h.board.simulated)
+        #expect(board.ledLog.map(\.lit) == [false], "idle: dark")
+        #expect(h.board.handle(command: "hold encoderSwitch 900") == "ok")
+        h.loop.advanceTime(byMilliseconds: 1_000)  // the hold: play, a 15-minute timer, one blink
+        h.loop.advanceTime(byMilliseconds: 5_000)  // then breathing
+        let levels = board.ledLog.map(\.lit)
+        #expect(levels.count >= 5 && levels.contains(true), "\(board.ledLog)")
+        let ms: UInt64 = 1_000_000
+        let spans = zip(board.ledLog, board.ledLog.dropFirst()).map { ($0.lit, ($1.at - $0.at) / ms) }
+        #expect(spans.contains { $0.0 && $0.1 == 1500 }, "a breathing span lit for 1.5 s: \(spans)")
+        _ = h.runtime.stop()
+        #expect(board.ledLog.last?.lit == false, "dark once stopped")
     }
 }

@@ -33,7 +33,7 @@ import SpeakerRuntime
         func fail(_ message: String, exitCode: Int32) {}
         func requestStop(_ reason: String) {}
         let state = SpeakerState(config: .defaults(hostname: "t"), catalog: [CatalogEntry(id: "a", name: "A", summary: "")],
-                                 volume: .relative, revision: RevisionCounter(persistedReservation: 0),
+                                 volume: .relative, revision: RevisionCounter(persistedReservation: 0, epoch: "e1"),
                                  inputs: InputDecoders(config: SpeakerConfig.defaults(hostname: "t").inputs))
     }
 

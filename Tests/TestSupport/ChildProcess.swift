@@ -15,16 +15,21 @@ public final class ChildProcess: @unchecked Sendable {
     private var status: Int32?
 
     /// Spawns `executable` with `arguments` (argv[1...]); stdin is /dev/null,
-    /// stdout and stderr append to `logPath`. `environment` entries are `KEY=value`
-    /// added to the current environment.
-    public init(executable: String, arguments: [String], logPath: String, environment: [String] = []) throws {
+    /// stdout and stderr append to `logPath` (stderr to `errorPath` when
+    /// given). `environment` entries are `KEY=value` added to the current environment.
+    public init(executable: String, arguments: [String], logPath: String, errorPath: String? = nil,
+                environment: [String] = []) throws {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -95,7 +95,11 @@ public final class MQTT311OnlyProxy: @unchecked Sendable {
                 let client = accept(listener, nil, nil)
                 if client >= 0 { pending[client] = [] }
             }
-            for entry in entries.dropFirst(2) where entry.revents != 0 {
+            // A pair's two ends may both be ready: the second was closed with the
+            // first, and its number may already belong to a descriptor another
+            // thread of this process opened since (the link's next socket).
+            var closed = Set<Int32>()
+            for entry in entries.dropFirst(2) where entry.revents != 0 && !closed.contains(entry.fd) {
                 let fd = entry.fd
                 var buffer = [UInt8](repeating: 0, count: 65536)
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -103,6 +107,7 @@ public final class MQTT311OnlyProxy: @unchecked Sendable {
                     if let other = peers.removeValue(forKey: fd) {
                         peers.removeValue(forKey: other)
                         close(other)
+                        closed.insert(other)
                     }
                     pending.removeValue(forKey: fd)
                     close(fd)

@@ -43,24 +43,21 @@ public final class SpeakerProcess: @unchecked Sendable {
 
     /// Writes a config (`extraConfig` members are merged in at the top level
     /// as raw JSON text, e.g. `"volume":{"mode":"gpio-step"}`; `mqttConfig`
-    /// members inside `mqtt`, e.g. `"homeAssistant":{"enabled":false}`) and
+    /// members inside `mqtt`, e.g. `"homeAssistant":{"enabled":false}`;
+    /// `audioConfig` members inside `audio`, e.g. `"soundsDirectory":"/tmp/s"`) and
     /// starts the speaker. `audioDevice` replaces the default file pcm
     /// (`pcmPath`) with any alsa-lib pcm name. The temporary directory is
     /// removed on deinit (a caller-supplied `stateDirectory` is left alone).
     public init(brokerPort: UInt16, deviceID: String = "e2e", extraConfig: String = "", stateDirectory: String? = nil,
                 fadeMs: Int = 100, crossfadeMs: Int = 200, logLevel: String = "debug", mqttConfig: String = "",
-                audioDevice: String? = nil) throws {
-        var template = Array("/tmp/speaker-e2e-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
-        }
-        directory = String(cString: made)
+                audioDevice: String? = nil, audioConfig: String = "") throws {
+        directory = try makeTemporaryDirectory(prefix: "speaker-e2e")
         self.deviceID = deviceID
         let state = stateDirectory ?? directory + "/state"
         let pcm = audioDevice ?? "file:'\(directory)/out.raw',raw"
         var config = """
         {"device":{"id":"\(deviceID)"},"board":{"kind":"simulated","controlSocket":"\(directory)/control.sock"},
-         "audio":{"device":"\(pcm)","fadeMs":\(fadeMs),"crossfadeMs":\(crossfadeMs)},
+         "audio":{"device":"\(pcm)","fadeMs":\(fadeMs),"crossfadeMs":\(crossfadeMs)\(audioConfig.isEmpty ? "" : "," + audioConfig)},
          "mqtt":{"host":"127.0.0.1","port":\(brokerPort)\(mqttConfig.isEmpty ? "" : "," + mqttConfig)},"stateDirectory":"\(state)"
         """
         if !extraConfig.isEmpty { config += ",\n " + extraConfig }

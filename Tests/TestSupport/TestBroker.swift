@@ -42,11 +42,7 @@ public final class TestBroker: @unchecked Sendable {
         self.extraConfig = extraConfig
         self.anonymous = anonymous
         self.secondListener = secondListener
-        var template = Array("/tmp/test-broker-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
-        }
-        directory = String(cString: made)
+        directory = try makeTemporaryDirectory(prefix: "test-broker")
         port = 0
         var lastError: (any Error)? = nil
         for _ in 0..<3 {  // another process may grab the free port first

@@ -18,11 +18,7 @@ public final class TestCertificates: @unchecked Sendable {
 
     /// Runs openssl (about a second); throws with its output when it fails.
     public init() throws {
-        var template = Array("/tmp/test-pki-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
-        }
-        directory = String(cString: made)
+        directory = try makeTemporaryDirectory(prefix: "test-pki")
         let key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
         let script = """
         set -e

@@ -42,20 +42,25 @@ need_packages() {  # [--recommends] package...
     ${recommends[@]+"${recommends[@]}"} "${missing[@]}" >/dev/null
 }
 
-# The Debian mirror this machine's apt uses (deb822 or one-line sources), so
-# roots and source downloads go where the host's packages come from.
+# The Debian mirror roots and source downloads use: $DEBIAN_MIRROR, else the
+# one this machine's apt uses (deb822 or one-line sources, read from
+# $APT_SOURCES), else https://deb.debian.org/debian.
 debian_mirror() {
   local mirror
-  mirror=$(grep -rhoE '(URIs:|^deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+  # shellcheck disable=SC2086 # a list of paths
+  mirror=$(grep -rhoE '(URIs:|^deb) +https?://[^ ]+/debian/?( |$)' ${APT_SOURCES:-/etc/apt/sources.list /etc/apt/sources.list.d/} 2>/dev/null \
     | grep -oE "https?://[^ ]+" | head -1 || true)
-  echo "${mirror:-http://deb.debian.org/debian}"
+  echo "${DEBIAN_MIRROR:-${mirror:-https://deb.debian.org/debian}}"
 }
 
 # debootstraps a minbase root of SUITE for ARCH into DEST from the host's
-# mirror, its output in LOG (the last lines repeated on failure). Options:
+# mirror ($DEBIAN_MIRROR, else the host's, else https://deb.debian.org/debian),
+# every Release file checked against Debian's archive keyring
+# ($DEBIAN_KEYRING), its output in LOG (the last lines repeated on failure). Options:
 # --components LIST (default main), --include PACKAGE,... .
 debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
   local arch=$1 suite=$2 dest=$3 log=$4 components=main include="" mirror
+  local keyring=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
   shift 4
   while (($#)); do
     case "$1" in
@@ -65,8 +70,11 @@ debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
     esac
   done
   mirror=$(debian_mirror)
-  echo "debootstrap: $suite $arch ${include:+(+ $include) }from $mirror; log $log" >&2
-  as_root debootstrap --variant=minbase --arch="$arch" --components="$components" \
+  # Every Release file must carry a signature by a key of Debian's archive
+  # keyring (--force-check-gpg: no keyring or no signature is an error, not a warning).
+  [ -s "$keyring" ] || { echo "debootstrap: no $keyring (apt-get install debian-archive-keyring)" >&2; return 1; }
+  echo "debootstrap: $suite $arch ${include:+(+ $include) }from $mirror, signatures checked against $keyring; log $log" >&2
+  as_root debootstrap --variant=minbase --arch="$arch" --components="$components" --keyring="$keyring" --force-check-gpg \
     ${include:+--include="$include"} "$suite" "$dest" "$mirror" >"$log" 2>&1 || {
     tail -30 "$log" >&2; return 1; }
 }

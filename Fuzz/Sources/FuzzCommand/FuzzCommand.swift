@@ -43,6 +43,6 @@ enum FuzzSpeaker {
         return Speaker(config: SpeakerConfig.defaults(hostname: "fuzz"),
                        catalog: [CatalogEntry(id: "rain", name: "Rain", summary: ""),
                                  CatalogEntry(id: "pink", name: "Pink", summary: "")],
-                       environment: env, revisionReservation: 0)
+                       environment: env, revisionReservation: 0, epoch: "e1")
     }
 }

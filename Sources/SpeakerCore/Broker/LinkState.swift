@@ -27,6 +27,9 @@ public struct LinkState: Equatable, Sendable {
     /// When the Home Assistant discovery config is re-sent after Home
     /// Assistant's `online`, or nil when no re-send is due.
     public var homeAssistantResendAt: MonotonicInstant?
+    /// What the discovery config last sent describes (a command that changes
+    /// it re-sends the config: `Speaker.resendDiscoveryIfChanged`).
+    var discoveryInputsSent: DiscoveryInputs?
 
     /// The range of the random delay before a re-send, in milliseconds.
     public static let homeAssistantResendDelayMs = 500...3000
@@ -53,6 +56,10 @@ public struct LinkState: Equatable, Sendable {
         return mqttConnected && enabled
     }
 
-    /// The discovery config is going out now: any re-send waiting is this one.
-    mutating func discoverySent() { homeAssistantResendAt = nil }
+    /// The discovery config is going out now, describing `inputs`: any
+    /// re-send waiting is this one.
+    mutating func discoverySent(_ inputs: DiscoveryInputs) {
+        homeAssistantResendAt = nil
+        discoveryInputsSent = inputs
+    }
 }

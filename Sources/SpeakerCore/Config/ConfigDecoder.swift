@@ -52,7 +52,20 @@ public struct ConfigDecoder: Sendable {
             config.session.resumeOnBoot = try r.bool("resumeOnBoot", default: config.session.resumeOnBoot)
             try r.finish()
         }
+        if var r = try root.section("clock") {
+            config.clock.requireSync = try r.bool("requireSync", default: config.clock.requireSync)
+            config.clock.timeZone = try r.optionalString("timeZone", default: config.clock.timeZone)
+            if let name = config.clock.timeZone, !Self.isZoneName(name) {
+                throw r.fail("timeZone", "expected an IANA zone name such as \"Europe/Berlin\", got \(JSONValue.string(name).jsonText)")
+            }
+            try r.finish()
+        }
+        if let raw = root.raw("schedules") {
+            config.schedules = try ScheduleRule.parseList(raw, path: "schedules", relativeVolume: config.volume.mode == .gpioStep)
+        }
         config.stateDirectory = try root.string("stateDirectory", default: config.stateDirectory)
+        try sleepTimerAndLed(&root, &config)
+        if let raw = root.raw("mixes") { config.mixes = try Self.mixes(raw) }
         try root.finish()
         try checkLinesUnique(config)
         return config
@@ -110,6 +123,7 @@ public struct ConfigDecoder: Sendable {
             throw r.fail("bufferFrames", "must be at least twice audio.periodFrames (\(2 * s.periodFrames)), got \(s.bufferFrames)")
         }
         s.soundsDirectory = try r.string("soundsDirectory", default: s.soundsDirectory)
+        s.artworkDirectory = try r.string("artworkDirectory", default: s.artworkDirectory)
         s.fadeMs = try r.int("fadeMs", default: s.fadeMs, in: 0...10_000)
         s.crossfadeMs = try r.int("crossfadeMs", default: s.crossfadeMs, in: 0...30_000)
         s.loopMemoryKB = try r.int("loopMemoryKB", default: s.loopMemoryKB, in: 0...1_048_576)
@@ -130,6 +144,21 @@ public struct ConfigDecoder: Sendable {
         if s.initialLevel > s.maxLevel {
             throw r.fail("initialLevel", "must not exceed volume.maxLevel (\(JSONValue.number(s.maxLevel).jsonText)), got \(JSONValue.number(s.initialLevel).jsonText)")
         }
+        if let raw = r.raw("startupLevel") {
+            if raw.stringValue == "restore" {
+                s.startupLevel = .restore
+            } else if let n = raw.numberValue, n.isFinite {
+                guard n >= 0, n <= s.maxLevel else {
+                    throw r.fail("startupLevel", "must be \"restore\" or a number in [0, \(JSONValue.number(s.maxLevel).jsonText)] (volume.maxLevel), got \(ConfigReader.show(raw))")
+                }
+                s.startupLevel = .fixed(VolumeControlState.tidy(n))
+            } else {
+                throw r.fail("startupLevel", "expected \"restore\" or a number in [0, \(JSONValue.number(s.maxLevel).jsonText)], got \(ConfigReader.show(raw))")
+            }
+        }
+        if let raw = r.raw("night") {
+            s.night = try NightCap.parse(raw, path: r.keyPath("night"), volumeMaxLevel: s.maxLevel, relativeVolume: s.mode == .gpioStep)
+        }
         if var m = try r.section("mixer") {
             s.mixer.card = try m.string("card", default: s.mixer.card)
             s.mixer.element = try m.string("element", default: s.mixer.element)
@@ -144,8 +173,21 @@ public struct ConfigDecoder: Sendable {
             s.gpioStep.maxPending = try g.int("maxPending", default: s.gpioStep.maxPending, in: 1...1000)
             try g.finish()
         }
+        if s.mode == .gpioStep, case .fixed = s.startupLevel {
+            throw r.fail("startupLevel", "volume.mode gpio-step has no level to start at; use \"restore\"")
+        }
         try r.finish()
         return s
+    }
+
+    /// `Area/City[/More]` or a single name like `UTC`: letters, digits, `_+-`, one dot-free path.
+    static func isZoneName(_ name: String) -> Bool {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        return name.utf8.count <= 64 && parts.allSatisfy { part in
+            !part.isEmpty && part != "." && part != ".." && part.utf8.allSatisfy { c in
+                (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 95 || c == 43 || c == 45
+            }
+        }
     }
 
     private func mqtt(_ r: inout ConfigReader, _ current: MQTTSection) throws(ConfigError) -> MQTTSection {
@@ -198,6 +240,7 @@ public struct ConfigDecoder: Sendable {
             ("inputs.encoder.a", c.inputs.encoder.a), ("inputs.encoder.b", c.inputs.encoder.b),
         ]
         if let sw = c.inputs.encoderSwitch { uses.append(("inputs.encoderSwitch.line", sw.line)) }
+        if let led = c.statusLed { uses.append(("statusLed.line", led.line)) }
         if c.volume.mode == .gpioStep {
             uses.append(("volume.gpioStep.up", c.volume.gpioStep.up))
             uses.append(("volume.gpioStep.down", c.volume.gpioStep.down))

@@ -29,6 +29,12 @@ struct ConfigReader {
         return members.first(where: { $0.key == key })?.value
     }
 
+    /// Marks every member whose name starts with `_` as used: comments in
+    /// files people edit (the image's settings).
+    mutating func skipComments() {
+        for member in members where member.key.hasPrefix("_") { used.insert(member.key) }
+    }
+
     /// Fails on any member that no reader asked for.
     func finish() throws(ConfigError) {
         for member in members where !used.contains(member.key) {

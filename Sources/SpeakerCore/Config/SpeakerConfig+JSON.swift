@@ -30,13 +30,16 @@ extension SpeakerConfig {
             ("audio", .object([
                 ("device", .string(audio.device)), ("sampleRate", num(audio.sampleRate)),
                 ("periodFrames", num(audio.periodFrames)), ("bufferFrames", num(audio.bufferFrames)),
-                ("soundsDirectory", .string(audio.soundsDirectory)), ("fadeMs", num(audio.fadeMs)),
+                ("soundsDirectory", .string(audio.soundsDirectory)),
+                ("artworkDirectory", .string(audio.artworkDirectory)), ("fadeMs", num(audio.fadeMs)),
                 ("crossfadeMs", num(audio.crossfadeMs)), ("loopMemoryKB", num(audio.loopMemoryKB)),
                 ("rewindMarginFrames", num(audio.rewindMarginFrames)),
             ])),
             ("volume", .object([
                 ("mode", .string(volume.mode.rawValue)), ("step", .number(volume.step)),
                 ("initialLevel", .number(volume.initialLevel)), ("maxLevel", .number(volume.maxLevel)),
+                ("startupLevel", { if case .fixed(let l) = volume.startupLevel { return .number(l) } else { return .string("restore") } }()),
+                ("night", volume.night?.json(active: nil) ?? .null),
                 ("mixer", .object([("card", .string(volume.mixer.card)), ("element", .string(volume.mixer.element))])),
                 ("gpioStep", .object([
                     ("up", .string(g.up)), ("down", .string(g.down)), ("activeLow", .bool(g.activeLow)),
@@ -54,7 +57,12 @@ extension SpeakerConfig {
             ])),
             ("session", .object([("idleTimeoutSeconds", num(session.idleTimeoutSeconds)),
                                  ("resumeOnBoot", .bool(session.resumeOnBoot))])),
+            ("clock", .object([("requireSync", .bool(clock.requireSync)), ("timeZone", str(clock.timeZone))])),
+            ("schedules", ScheduleRule.json(schedules)),
             ("stateDirectory", .string(stateDirectory)),
+            ("sleepTimer", .object([("fadeSeconds", num(sleepTimer.fadeSeconds))])),
+            ("statusLed", statusLed.map { .object([("line", .string($0.line)), ("activeLow", .bool($0.activeLow))]) } ?? .null),
+            ("mixes", .array(mixes.map(\.json))),
         ])
     }
 }

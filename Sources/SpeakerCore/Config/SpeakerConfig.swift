@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import SpeakerProtocol
+
 /// The speaker's whole configuration, resolved: every key has a value
 /// (config-and-cli.md, "Config file"). Built by `ConfigDecoder`, which
 /// validates everything before anything starts. Pure value; any thread.
@@ -12,7 +14,16 @@ public struct SpeakerConfig: Equatable, Sendable {
     public var volume: VolumeSection
     public var mqtt: MQTTSection
     public var session: SessionSection
+    public var clock = ClockSection()
+    /// The schedule rules of the config file (`schedules`, default none).
+    public var schedules: [ScheduleRule] = []
     public var stateDirectory: String
+    /// The sleep timer's defaults.
+    public var sleepTimer = SleepTimerSection()
+    /// The status LED's output line; nil = no LED.
+    public var statusLed: StatusLedLine? = nil
+    /// Mixes offered in the catalog after the sounds (`mixes`; default none).
+    public var mixes: [MixDefinition] = []
 
     /// Built-in defaults; `hostname` gives the default device id and name.
     public static func defaults(hostname: String) -> SpeakerConfig {
@@ -125,6 +136,8 @@ public struct AudioSection: Equatable, Sendable {
     public var periodFrames: Int = 1024
     public var bufferFrames: Int = 4096
     public var soundsDirectory: String = "/var/lib/ambient-speaker/sounds"
+    /// The built-in sounds' images (`{id}.png` or `.jpg`), as the package installs them.
+    public var artworkDirectory: String = "/usr/share/ambient-speaker/artwork"
     public var fadeMs: Int = 400
     public var crossfadeMs: Int = 1500
     /// KiB of short loops kept decoded (16-bit, output rate) so looping them
@@ -164,6 +177,11 @@ public struct VolumeSection: Equatable, Sendable {
     public var step: Double = 0.05
     public var initialLevel: Double = 0.4
     public var maxLevel: Double = 1.0
+    /// The level at every start: the saved one (`initialLevel` on a fresh
+    /// device), or a fixed number.
+    public var startupLevel: StartupLevel = .restore
+    /// The night cap (`volume.night`), nil = none.
+    public var night: NightCap?
     public var mixer = Mixer()
     public var gpioStep = GPIOStep()
 }
@@ -197,4 +215,27 @@ public struct SessionSection: Equatable, Sendable {
 
     public var idleTimeoutSeconds: Int = 1800
     public var resumeOnBoot: Bool = true
+}
+
+/// `volume.startupLevel`.
+public enum StartupLevel: Equatable, Sendable {
+    /// The saved level; `volume.initialLevel` when nothing was saved.
+    case restore
+    /// This level at every start.
+    case fixed(Double)
+}
+
+/// `clock`: whether schedules need a synchronised clock, and the time zone.
+public struct ClockSection: Equatable, Sendable {
+    /// The documented defaults.
+    public init() {}
+
+    /// No rule fires while the wall clock is not NTP-synchronised (a board
+    /// without an RTC boots at a wrong time); false for a board with an RTC.
+    public var requireSync = true
+    /// An IANA zone name read from `/usr/share/zoneinfo`, nil = `/etc/localtime`.
+    public var timeZone: String?
+    /// The zone's rules, read by the host from the zone file (the decoder
+    /// leaves UTC; `ConfigLoader` fills it in).
+    public var zone = TimeZoneRules.utc
 }

@@ -21,6 +21,10 @@ enum InputIntent: Equatable {
     case command(Command, button: TransportButton, gesture: ButtonGesture)
     /// Move the volume by knob steps (after acceleration).
     case volumeSteps(Int)
+    /// The encoder switch's long press: the sleep timer's next choice.
+    case sleepTimerCycle
+    /// The encoder switch's double press: mute or unmute.
+    case muteToggle
 }
 
 extension InputState {
@@ -42,11 +46,14 @@ extension InputState {
     /// under way is what stop sounds like); while paused it plays, and a long
     /// press still means stop (the session ends with stop's fade-out, so the
     /// hold is heard as a short swell). The common short press acts a whole
-    /// press sooner; its release then only publishes `press`.
+    /// press sooner; its release then only publishes `press`. The encoder's
+    /// switch is the exception: it acts on release (press = toggle), as its
+    /// hold cycles the sleep timer and its double press (when enabled) mutes.
     private mutating func intents(for event: InputEvent, config: InputsSection) -> [InputIntent] {
         switch event {
         case let .button(button, .down):
-            guard config.doublePressMs == 0 else {
+            // The encoder's switch acts on release: its hold is the sleep timer's gesture.
+            guard config.doublePressMs == 0, button != .encoderSwitch else {
                 actedOnDown.remove(button)
                 return []
             }
@@ -56,6 +63,8 @@ extension InputState {
             var intents: [InputIntent] = [.publish(.button(name: button.rawValue, gesture: gesture.rawValue))]
             let acted = actedOnDown.remove(button) != nil
             if gesture == .press && acted { return intents }
+            if button == .encoderSwitch && gesture == .long { return intents + [.sleepTimerCycle] }
+            if button == .encoderSwitch && gesture == .double { return intents + [.muteToggle] }
             if let command = Self.action(button, gesture) { intents.append(.command(command, button: button, gesture: gesture)) }
             return intents
         case let .knob(detents, steps):

@@ -18,11 +18,19 @@ public struct PersistedState: Equatable, Sendable {
     public var level: Double?
     /// Whether the listener wanted the speaker playing.
     public var intendsPlayback: Bool
+    /// The sleep timer running when the state was saved (absent: none).
+    public var sleepTimer: PersistedSleepTimer?
+    /// What the schedule keeps: rules and night cap set over MQTT, and how
+    /// far the rules have fired (absent on a device that never had them).
+    public var schedule = PersistedSchedule()
 
-    public init(soundID: String, level: Double?, intendsPlayback: Bool) {
+    public init(soundID: String, level: Double?, intendsPlayback: Bool, sleepTimer: PersistedSleepTimer? = nil,
+                schedule: PersistedSchedule = PersistedSchedule()) {
+        self.sleepTimer = sleepTimer
         self.soundID = soundID
         self.level = level
         self.intendsPlayback = intendsPlayback
+        self.schedule = schedule
     }
 
     /// Why a stored file could not be used (the runtime logs it and starts from defaults).
@@ -39,6 +47,8 @@ public struct PersistedState: Equatable, Sendable {
         ]
         if let level { members.append(("level", .number(level))) }
         members.append(("intendsPlayback", .bool(intendsPlayback)))
+        if let sleepTimer { members.append(("sleepTimer", sleepTimer.json)) }
+        members += schedule.members
         return .object(members)
     }
 
@@ -51,12 +61,12 @@ public struct PersistedState: Equatable, Sendable {
     public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> PersistedState {
         let value: JSONValue
         do {
-            value = try JSONParser(maxDepth: 4).parse(bytes)
+            value = try JSONParser(maxDepth: 8).parse(bytes)
         } catch {
             throw DecodeError(reason: "not valid JSON (\(error))")
         }
         guard case .object(let members) = value else { throw DecodeError(reason: "expected a JSON object") }
-        let known: Set<String> = ["version", "soundID", "level", "intendsPlayback"]
+        let known = Set(["version", "soundID", "level", "intendsPlayback", "sleepTimer"]).union(PersistedSchedule.keys)
         if let unknown = members.first(where: { !known.contains($0.key) }) {
             throw DecodeError(reason: "unknown member \"\(unknown.key)\"")
         }
@@ -76,12 +86,16 @@ public struct PersistedState: Equatable, Sendable {
             }
             level = l
         }
-        return PersistedState(soundID: soundID, level: level, intendsPlayback: intends)
+        var timer: PersistedSleepTimer?
+        if let raw = value["sleepTimer"] { timer = try PersistedSleepTimer.decode(raw) }
+        return PersistedState(soundID: soundID, level: level, intendsPlayback: intends, sleepTimer: timer,
+                              schedule: try PersistedSchedule.decode(value))
     }
 
     /// A one-line summary for logs: `sound "rain", level 0.45, playing`.
     public var summary: String {
         "sound \"\(soundID)\", " + (level.map { "level \($0)" } ?? "no level (step-only)")
             + (intendsPlayback ? ", playing" : ", not playing")
+            + (sleepTimer.map { ", sleep timer \($0.minutes) min ending \($0.endsAt.iso8601)" } ?? "")
     }
 }

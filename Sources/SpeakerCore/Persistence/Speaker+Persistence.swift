@@ -23,8 +23,11 @@ extension Speaker {
     public var persistedSnapshot: PersistedState {
         var level: Double?
         if case .absolute(let l) = state.volume.level { level = l }
+        let schedule = state.schedule
         return PersistedState(soundID: state.transport.selectedSound.id, level: level,
-                              intendsPlayback: state.transport.session.intendsPlayback)
+                              intendsPlayback: state.transport.session.intendsPlayback, sleepTimer: persistedSleepTimer,
+                              schedule: PersistedSchedule(rules: schedule.rulesOverride, nightCap: schedule.nightCapOverride,
+                                                          firedThrough: schedule.firedThrough))
     }
 
     /// Applies a state loaded from disk (called from `init`): selects its
@@ -34,6 +37,11 @@ extension Speaker {
     mutating func restore(_ restored: PersistedState?) {
         state.persistence.schedule = StateSaveSchedule(saved: restored)
         guard let restored else { return }
+        state.sleepTimer.restored = restored.sleepTimer
+        state.schedule.rulesOverride = restored.schedule.rules
+        state.schedule.nightCapOverride = restored.schedule.nightCap
+        state.schedule.firedThrough = restored.schedule.firedThrough
+        state.schedule.through = restored.schedule.firedThrough
         var notes: [(CoreLogLevel, String)] = [(.info, "restored \(restored.summary)")]
         if let index = state.transport.catalog.firstIndex(where: { $0.id == restored.soundID }) {
             state.transport.selectedIndex = index
@@ -79,7 +87,10 @@ extension Speaker {
         guard let now else { return [] }
         let snapshot = persistedSnapshot
         state.persistence.schedule.observe(snapshot, at: now)
-        return state.persistence.schedule.due(snapshot, at: now, force: force).map { [.saveState($0)] } ?? []
+        // A rule that fired is written at once: a power cut in the settle
+        // time must not fire it again after the restart.
+        let fired = snapshot.schedule.firedThrough != state.persistence.schedule.saved?.schedule.firedThrough
+        return state.persistence.schedule.due(snapshot, at: now, force: force || fired).map { [.saveState($0)] } ?? []
     }
 }
 
@@ -90,7 +101,7 @@ extension SpeakerAction {
         case .start(let at), .tick(let at), .command(_, let at), .engine(_, let at),
              .mqttConnected(let at), .mqttDisconnected(let at), .mqttProblem(_, let at), .retainedSessionSeen(_, _, let at),
              .shutdown(let at), .reconfigure(_, let at), .revisionReservation(_, _, let at),
-             .homeAssistantStatus(_, let at):
+             .homeAssistantStatus(_, let at), .clockStepped(let at):
             return at
         case .lineEdge(let edge):
             return edge.at

@@ -19,6 +19,9 @@ public struct PublishingState: Equatable, Sendable {
     var publishedDevice: DeviceDescriptor?
     var publishedSession: SessionAttributes?
     var publishedCatalog: [CatalogEntry]?
+    /// The images last published on `artwork/{id}`, by entry id.
+    var publishedArtwork: [String: [UInt8]] = [:]
+    var publishedSchedules: SchedulesSnapshot?
 
     init(revision: RevisionCounter) { self.revision = revision }
 }
@@ -26,7 +29,10 @@ public struct PublishingState: Equatable, Sendable {
 /// What the publishing reducer needs to know of the other domains at one
 /// publication: the state as it would be published.
 struct PublicationView {
+    /// The catalog as published (each entry saying whether it has artwork).
     var catalog: [CatalogEntry]
+    /// The images, which decide what `artwork/{id}` carries.
+    var artwork: ArtworkState
     /// The `device` payload without `problem` (which is this domain's).
     var device: DeviceDescriptor
     /// The `session` payload before device, revision and time are stamped.
@@ -34,6 +40,30 @@ struct PublicationView {
     var topics: SpeakerTopics
     var wallClock: () -> WallClockReading
     var clockSynced: () -> Bool
+    /// What the retained `schedules` topic shows.
+    var schedule: SchedulesSnapshot
+}
+
+/// The part of the schedule domain the `schedules` topic shows: published
+/// again only when it changes.
+struct SchedulesSnapshot: Equatable {
+    var rules: [ScheduleRule]
+    var synced: Bool
+    var next: ScheduleState.NextFire?
+
+    init(_ schedule: ScheduleState) {
+        rules = schedule.rules
+        synced = schedule.synced
+        next = schedule.next
+    }
+
+    var payload: [UInt8] {
+        var state = ScheduleState()
+        state.rules = rules
+        state.synced = synced
+        state.next = next
+        return state.payload { WallClockReading(seconds: $0, milliseconds: 0).iso8601 }
+    }
 }
 
 /// One step of a publication, in the order it must be sent: a command's
@@ -50,7 +80,7 @@ extension PublishingState {
     /// `view.device` with the problem this domain knows of.
     private func device(_ view: PublicationView) -> DeviceDescriptor {
         var device = view.device
-        device.problem = sessionWithheld.map { "session not published: \($0)" }
+        device.problem = sessionWithheld.map { "session not published: \($0)" } ?? view.device.problem
         return device
     }
 
@@ -89,11 +119,16 @@ extension PublishingState {
 
     /// After a (re)connect, once the Home Assistant discovery config (or its
     /// removal) has gone out: the complete picture in contract order —
-    /// `device`, `catalog`, `session`, then `availability` = `online` last.
+    /// `device`, the artwork images, `catalog`, `schedules`, `session`, then
+    /// `availability` = `online` last.
     func republishAll(_ topics: SpeakerTopics) -> [SpeakerEffect] {
         var effects: [SpeakerEffect] = []
         if let device = publishedDevice { effects.append(.publish(retained(topics.device, device.serialized()))) }
+        for id in publishedArtwork.keys.sorted() {
+            effects.append(.publish(retained(topics.artwork(id), publishedArtwork[id] ?? [])))
+        }
         if let catalog = publishedCatalog { effects.append(.publish(retained(topics.catalog, CatalogEntry.serialized(catalog)))) }
+        if let schedules = publishedSchedules { effects.append(.publish(retained(topics.schedules, schedules.payload))) }
         if let session = publishedSession { effects.append(.publish(retained(topics.session, session.serialized()))) }
         effects.append(.publish(Publication(topic: topics.availability, payload: SpeakerTopics.online, qos: 1, retain: true)))
         return effects
@@ -105,6 +140,7 @@ extension PublishingState {
         var publications: [PublicationStep] = []
         if publishedCatalog != view.catalog {
             publishedCatalog = view.catalog
+            publications += publishArtwork(view).map(PublicationStep.effect)
             publications.append(.effect(.publish(retained(view.topics.catalog, CatalogEntry.serialized(view.catalog)))))
         }
         let device = device(view)
@@ -115,13 +151,20 @@ extension PublishingState {
             deviceBytes = bytes
             publications.append(.effect(.publish(retained(view.topics.device, bytes))))
         }
+        if publishedSchedules != view.schedule {
+            publishedSchedules = view.schedule
+            publications.append(.effect(.publish(retained(view.topics.schedules, view.schedule.payload))))
+        }
         var session = view.session
         session.devices = [device]
         var previous = publishedSession
         previous?.revision = 0
         previous?.updatedAt = ""
         previous?.clockSynced = false
-        if previous != session {
+        previous?.sleepTimer?.remainingSeconds = 0
+        var compared = session
+        compared.sleepTimer?.remainingSeconds = 0  // counts down by itself: not a change
+        if previous != compared {
             switch revision.next() {
             case .revision(let next):
                 session.revision = next
@@ -139,9 +182,28 @@ extension PublishingState {
         let ready = resultsAwaitingPublish
         resultsAwaitingPublish = []
         let results = ready.map {
-            PublicationStep.result(.accepted(id: $0.origin.id, revision: revision.current, level: $0.level), for: $0.origin)
+            PublicationStep.result(.accepted(id: $0.origin.id, revision: revision.current, level: $0.level,
+                                             fadeSeconds: $0.fadeSeconds), for: $0.origin)
         }
         return (results, publications)
+    }
+
+    /// With a changed catalog, ahead of it (so an entry that says `artwork`
+    /// has its image): each entry's image that is new or changed, and an
+    /// empty retained payload for an entry that has none any more (a mix
+    /// deleted), which clears the broker's copy.
+    private mutating func publishArtwork(_ view: PublicationView) -> [SpeakerEffect] {
+        let wanted = view.artwork.published(for: view.catalog)
+        guard !wanted.isEmpty || !publishedArtwork.isEmpty else { return [] }
+        var effects: [SpeakerEffect] = []
+        for id in wanted.keys.sorted() where publishedArtwork[id] != wanted[id] {
+            effects.append(.publish(retained(view.topics.artwork(id), wanted[id] ?? [])))
+        }
+        for id in publishedArtwork.keys.sorted() where wanted[id] == nil {
+            effects.append(.publish(retained(view.topics.artwork(id), [])))
+        }
+        publishedArtwork = wanted
+        return effects
     }
 
     private func retained(_ topic: String, _ payload: [UInt8]) -> Publication {

@@ -48,14 +48,21 @@ public struct RevisionCounter: Equatable, Sendable {
         case unavailable(reason: String)
     }
 
+    /// The opaque id of this run of the counter (`device.epoch`): made when
+    /// the state directory holds no reservation, i.e. exactly when the
+    /// counter starts over at 0, and kept beside the reservation, so a
+    /// reader that sees it change resets its revision watermark.
+    public let epoch: String
     /// The last revision handed out.
     public private(set) var current: UInt64
     /// Revisions up to here are durably reserved.
     public private(set) var reservedThrough: UInt64
     public private(set) var standing: Standing
 
-    /// `persistedReservation`: the last durable reservation (0 on a fresh device).
-    public init(persistedReservation: UInt64) {
+    /// `persistedReservation`: the last durable reservation (0 on a fresh
+    /// device); `epoch`: the id of this run of the counter (see `epoch`).
+    public init(persistedReservation: UInt64, epoch: String) {
+        self.epoch = epoch
         current = persistedReservation
         reservedThrough = persistedReservation
         standing = persistedReservation >= Self.maximum ? .exhausted : .reserved
@@ -63,7 +70,8 @@ public struct RevisionCounter: Equatable, Sendable {
 
     /// A counter whose stored reservation could not be read (`reason` says
     /// why): it hands out no revision at all.
-    public init(unreadableReservation reason: String) {
+    public init(unreadableReservation reason: String, epoch: String) {
+        self.epoch = epoch
         current = 0
         reservedThrough = 0
         standing = .unknown(reason: reason)

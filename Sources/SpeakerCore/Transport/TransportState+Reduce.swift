@@ -71,9 +71,21 @@ extension TransportState {
             // answers the ticket, so the core never waits forever.
             step.effects.append(.log(.error, "sound \"\(soundID)\" \(reason)"))
             step.effects.append(.audio(.resume(fadeMs: fadeMs, ticket: ticket)))
-        case .levelSet, .levelFailed, .mixerReading:
-            break  // the volume domain's
+        case .levelSet, .levelFailed, .mixerReading, .mixLayers, .longFadeDone:
+            break  // the volume, mixes, sleep timer and schedule domains'
         }
+        return step
+    }
+
+    /// The selected entry changed in place (a mix saved again with other
+    /// sounds): while playback is intended, the engine crossfades to it.
+    mutating func reloadSelected(origin: PendingCommand?, tickets: inout EngineTickets, context: TransportContext) -> TransportStep {
+        var step = TransportStep()
+        guard session.intendsPlayback, audio == .ok else { return step }
+        let sound = selectedSound.id
+        request({ .switchTo(soundID: sound, crossfadeMs: context.crossfadeMs, ticket: $0) }, origin: origin,
+                tickets: &tickets, &step.effects)
+        step.outcome = .awaitingEngine
         return step
     }
 

@@ -34,6 +34,14 @@ public struct TransportState: Equatable, Sendable {
         self.selectedIndex = catalog.indices.contains(selectedIndex) ? selectedIndex : 0
     }
 
+    /// Replaces the catalog (the mixes changed), keeping the selected entry
+    /// selected; it must still be in `entries`.
+    mutating func replaceCatalog(_ entries: [CatalogEntry]) {
+        let id = selectedSound.id
+        catalog = entries
+        selectedIndex = entries.firstIndex { $0.id == id } ?? 0
+    }
+
     /// The selected catalog entry.
     public var selectedSound: CatalogEntry { catalog[selectedIndex] }
 

@@ -65,7 +65,7 @@ extension VolumeControlState {
             guard !ownWrite, !(last?.matches(db) ?? false) else { break }
             step.effects.append(.log(.info, "volume: mixer moved elsewhere to \(db.map { "\($0) dB" } ?? "mute") (level \(reported))"))
             adoptOutsideLevel(reported, tickets: &tickets, config: config, &step.effects)
-        case .playing, .paused, .unavailable, .available, .underruns, .noSource:
+        case .playing, .paused, .unavailable, .available, .underruns, .noSource, .mixLayers, .longFadeDone:
             break  // the transport domain's
         }
         return step

@@ -14,6 +14,12 @@
 bench() { echo "HIL BENCH [$V] $*"; }
 mkdir -p /tmp/lsounds
 hil-probe wav /tmp/lsounds/a-high.wav 30000 120 && hil-probe wav /tmp/lsounds/b-low.wav 15000 120
+# The "mix" configuration plays 4-layer mixes of four constant files (m4a,
+# m4b: the same four streamed files at other levels), so next/previous is a
+# switch between two mixes and every layer is streamed and re-rendered.
+case " ${LATENCY_CONFIGS:-default} " in
+    *" mix "*) hil-probe wav /tmp/lsounds/c-dc.wav 8000 120 && hil-probe wav /tmp/lsounds/d-dc.wav 4000 120 ;;
+esac
 # Captures run per block of events (a few seconds each): one arecord kept for a
 # whole configuration loses the capture.
 # arecord sometimes ends with "read error: Input/output error" when the speaker's
@@ -41,8 +47,9 @@ for LCFG in ${LATENCY_CONFIGS:-default}; do
     if ! start_speaker "/hil/latency-$LCFG.json" "/tmp/speaker-$LCFG.log"; then fail "latency ($LCFG): speaker comes online" "not online"; continue; fi
     settings=$(sed -n 's/.*device "hw:Loopback,0,0": \(.*\)/\1/p' "/tmp/speaker-$LCFG.log" | head -1)
     bench "{\"config\":\"$LCFG\",\"audio\":\"$settings\",\"debounceMs\":30,\"tapMs\":100,\"detentStepUs\":3000}"
-    mosquitto_pub -h "$BROKER" -t "$T/command" -q 1 -m '{"id":"l1","action":"select","soundID":"a-high"}'
-    wait_for session '"isPlaying":true' 10 || fail "latency ($LCFG): select a-high plays" "$(retained session)"
+    first="a-high"; [ "$LCFG" = mix ] && first="m4a"
+    mosquitto_pub -h "$BROKER" -t "$T/command" -q 1 -m "{\"id\":\"l1\",\"action\":\"select\",\"soundID\":\"$first\"}"
+    wait_for session '"isPlaying":true' 10 || fail "latency ($LCFG): select $first plays" "$(retained session)"
     sleep 1
     # The cost of the configuration on the real driver, steady playing, 10 s:
     # CPU (utime+stime of all threads, USER_HZ 100) and context switches of

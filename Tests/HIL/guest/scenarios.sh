@@ -70,6 +70,16 @@ expect_refusal() {
     else fail "$name" "exit $rc, output: $(tr '\n' ' ' < /tmp/refusal.log | cut -c1-400)"; fi
 }
 
+# --- HIL_ONLY=latency (hil.only=latency): the audible-response benchmark alone -----
+if grep -q 'hil.only=latency' /proc/cmdline; then
+    LATENCY_ASKED=$(sed -n 's/.*hil\.latency=\([a-z0-9,]*\).*/\1/p' /proc/cmdline)
+    [ "$LATENCY_ASKED" = 1 ] && LATENCY_ASKED="default,small,norewind,mix"
+    # shellcheck source=latency.sh
+    LATENCY_CONFIGS=$(echo "${LATENCY_ASKED:-mix}" | tr ',' ' ') . /hil/latency.sh
+    echo "HIL RESULT [$V] $P passed, $F failed"
+    exit 0
+fi
+
 # --- 1. devices: the build's libgpiod API; GPIO17 is on the second chip ----------
 ambient-speaker devices > /tmp/devices.txt 2>&1
 # The variant label ends with the API it was built for ("v1", "arm64-v2"): a v2
@@ -78,7 +88,7 @@ API=${V##*-}
 if grep -q "($API API)" /tmp/devices.txt; then pass "devices reports the libgpiod $API API"
 else fail "devices reports the libgpiod $API API" "$(grep -i libgpiod /tmp/devices.txt)"; fi
 info "$(grep -E 'GPIO chips|gpiochip' /tmp/devices.txt | tr '\n' ';')"
-if awk -v chip="$CHIPB" '$1 == chip { in_b = 1; next } /^  gpiochip/ { in_b = 0 } in_b && $2 == "GPIO17" { found = 1 } END { exit !found }' /tmp/devices.txt
+if awk -v chip="$CHIPB" '$1 == chip { in_b = 1; next } /^  gpiochip/ || /^[^ ]/ { in_b = 0 } in_b && $2 == "GPIO17" { found = 1 } END { exit !found }' /tmp/devices.txt
 then pass "devices lists GPIO17 on the second chip ($CHIPB)"; else fail "devices lists GPIO17 on $CHIPB" "$(cat /tmp/devices.txt)"; fi
 
 # --- 2. software volume: buttons, encoder, audio --------------------------------
@@ -167,6 +177,10 @@ else fail "silent when paused" "rms $R3"; fi
 hil-probe press "$SIM"/sim_gpio27/pull 120 bounce
 if wait_for session '"isPlaying":true' 10; then pass "next press starts the next sound"; else fail "next press" "$(retained session)"; fi
 
+# --- 2b. the status LED on GPIO16, read back from the line (led.sh) ------------
+# shellcheck source=led.sh
+. /hil/led.sh
+
 # --- 3. errors ------------------------------------------------------------------
 expect_refusal "a held line names its consumer (exit 2)" 2 'is already in use by "ambient-speaker"' /hil/second.json
 expect_refusal "an unknown line is a configuration error (exit 1)" 1 '"GPIO99" not found' /hil/unknown.json
@@ -183,9 +197,13 @@ chgrp root /dev/gpiochip*; chmod 600 /dev/gpiochip*
 # A benchmark, so only on request (HIL_LATENCY=1 Tests/HIL/run puts hil.latency=1 on
 # the kernel command line): one build measures it (v2, whose buttons also have the
 # kernel's 5 ms debounce), and the configurations take long in emulated time.
-if grep -q 'hil.latency=1' /proc/cmdline; then
+# HIL_LATENCY=1: every configuration; HIL_LATENCY=default,mix (a list): those only
+# (mix: the same measurement with a 4-layer mix playing, latency-mix.json).
+LATENCY_ASKED=$(sed -n 's/.*hil\.latency=\([a-z0-9,]*\).*/\1/p' /proc/cmdline)
+if [ -n "$LATENCY_ASKED" ]; then
+    [ "$LATENCY_ASKED" = 1 ] && LATENCY_ASKED="default,small,norewind,mix"
     # shellcheck source=latency.sh
-    case "$V" in *v2) LATENCY_CONFIGS="default small norewind" . /hil/latency.sh ;; esac
+    case "$V" in *v2) LATENCY_CONFIGS=$(echo "$LATENCY_ASKED" | tr ',' ' ') . /hil/latency.sh ;; esac
 fi
 
 # --- 3c. gpio traces for the replay tests, only on request (gpio-traces.sh) -------
@@ -197,6 +215,10 @@ fi
 # --- 4. alsa-mixer: the level drives snd-dummy's Master element (mixer.sh) -------
 # shellcheck source=mixer.sh
 . /hil/mixer.sh
+
+# --- 4b. a schedule fires on the VM's clock (schedule.sh) ------------------------
+# shellcheck source=schedule.sh
+. /hil/schedule.sh
 
 # --- 5. gpio-step: pulses on the amp's UP/DOWN outputs --------------------------
 if start_speaker /hil/step.json /tmp/speaker2.log; then pass "gpio-step speaker comes online"; else fail "gpio-step speaker comes online" "not online"; fi

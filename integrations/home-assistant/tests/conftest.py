@@ -89,12 +89,14 @@ def device(device_id: str, name: str, control: str = "absolute", level: float = 
     if control == "absolute":
         volume |= {"level": level, "step": 0.05}
     return {"id": device_id, "name": name, "type": "speaker", "volume": volume, "audio": "ok",
-            "software": "ambient-speaker 0.1.0"}
+            "muted": False, "nightCap": None, "software": "ambient-speaker 0.1.0"}
 
 
-CATALOG = [{"id": "rain", "name": "Rain on the roof", "summary": ""},
-           {"id": "surf", "name": "Ocean surf", "summary": ""},
-           {"id": "pink", "name": "Pink noise", "summary": ""}]
+CATALOG = [{"id": "rain", "name": "Rain on the roof", "summary": "", "kind": "sound"},
+           {"id": "surf", "name": "Ocean surf", "summary": "", "kind": "sound"},
+           {"id": "pink", "name": "Pink noise", "summary": "", "kind": "sound"},
+           {"id": "night", "name": "Night", "summary": "rain over pink noise", "kind": "mix",
+            "layers": [{"soundID": "rain", "level": 0.6}, {"soundID": "pink", "level": 0.3}]}]
 
 
 def session(revision: int, dev: dict[str, Any], playing: bool = False, ended: bool = True,
@@ -102,10 +104,11 @@ def session(revision: int, dev: dict[str, Any], playing: bool = False, ended: bo
     commands = ["pause" if playing else "play", "toggle"] + ([] if ended else ["stop"]) + ["next", "previous", "select"]
     if dev["volume"]["control"] == "absolute":
         commands.append("setVolume")
-    commands += ["volumeUp", "volumeDown"]
+    commands += ["volumeUp", "volumeDown", "unmute" if dev.get("muted") else "mute", "setSleepTimer"]
     return {"id": None if ended and not playing else "s-1", "soundID": sound["id"], "soundName": sound["name"],
             "isPlaying": playing, "intendsPlayback": playing, "updatedAt": "2026-11-30T12:00:00.000Z",
-            "clockSynced": True, "revision": revision, "ended": ended, "commands": commands, "devices": [dev]}
+            "clockSynced": True, "revision": revision, "ended": ended, "commands": commands, "devices": [dev],
+            "sleepTimer": None, "layers": sound.get("layers")}
 
 
 async def announce(hass: HomeAssistant, device_id: str, name: str, control: str = "absolute",

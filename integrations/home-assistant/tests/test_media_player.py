@@ -96,6 +96,44 @@ def test_features_are_the_sessions_commands() -> None:
     audio_gone = session(1, dev) | {"commands": ["volumeUp", "volumeDown"]}
     assert player.features_for(audio_gone, device("den", "Den", control="relative")) == F.VOLUME_STEP
     assert player.features_for(None, None) == F(0)
+    # Mute while the speaker lists `mute` or `unmute` (never both).
+    assert player.features_for(session(1, dev) | {"commands": ["mute"]}, dev) == F.VOLUME_MUTE
+    assert player.features_for(session(1, dev) | {"commands": ["unmute"]}, dev) == F.VOLUME_MUTE
+
+
+def test_the_sleep_timer_attributes_tolerate_any_session() -> None:
+    timer = {"endsAt": "2026-11-30T23:00:00Z", "minutes": 30, "fadeSeconds": 300, "remainingSeconds": 1800,
+             "fading": False}
+    assert player.sleep_timer_attributes({"sleepTimer": timer}) == {
+        "sleep_timer_ends_at": "2026-11-30T23:00:00Z", "sleep_timer_minutes": 30,
+        "sleep_timer_fade_seconds": 300, "sleep_timer_fading": False}
+    for no_timer in (None, {}, {"sleepTimer": None}, {"sleepTimer": "soon"}):
+        assert set(player.sleep_timer_attributes(no_timer).values()) == {None}, no_timer
+
+
+async def test_mute_the_sleep_timer_and_mixes_follow_the_speakers_topics(hass: HomeAssistant, mqtt_entry) -> None:
+    dev = await announce(hass, "den", "Den speaker")
+    await add_speaker(hass)
+    await until(lambda: state(hass) and state(hass).state == "idle" and "source_list" in state(hass).attributes)
+    # A mix is a catalog entry: listed among the sources.
+    assert "Night" in state(hass).attributes["source_list"]
+    assert features(hass) & F.VOLUME_MUTE
+    assert state(hass).attributes["is_volume_muted"] is False
+    assert state(hass).attributes["sleep_timer_ends_at"] is None
+
+    muted = dev | {"muted": True}
+    timer = {"endsAt": "2026-11-30T23:00:00Z", "minutes": 30, "fadeSeconds": 300, "remainingSeconds": 1800,
+             "fading": False}
+    await publish(hass, f"{ROOT}/device", muted)
+    await publish(hass, f"{ROOT}/session", session(2, muted, playing=True, ended=False, sound=CATALOG[3])
+                  | {"sleepTimer": timer})
+    await until(lambda: state(hass).state == "playing" and state(hass).attributes.get("is_volume_muted"))
+    attributes = state(hass).attributes
+    assert attributes["source"] == "Night" and attributes["sound_kind"] == "mix"
+    assert attributes["layers"] == CATALOG[3]["layers"]
+    assert attributes["sleep_timer_ends_at"] == "2026-11-30T23:00:00Z"
+    assert attributes["sleep_timer_minutes"] == 30 and attributes["sleep_timer_fading"] is False
+    assert features(hass) & F.VOLUME_MUTE  # `unmute` now
 
 
 class Speaker:
@@ -149,18 +187,21 @@ async def test_commands_carry_ids_at_qos_1_and_wait_for_their_result(hass: HomeA
     speaker = Speaker(hass)
     await speaker.start()
     calls = [("media_play", {}), ("media_play_pause", {}), ("select_source", {"source": "Ocean surf"}),
-             ("volume_set", {"volume_level": 0.3}), ("media_next_track", {}), ("volume_up", {})]
+             ("volume_set", {"volume_level": 0.3}), ("media_next_track", {}), ("volume_up", {}),
+             ("volume_mute", {"is_volume_muted": True}), ("volume_mute", {"is_volume_muted": False}),
+             ("select_source", {"source": "Night"})]
     for service, data in calls:
         await hass.services.async_call("media_player", service, {"entity_id": ENTITY, **data}, blocking=True)
         # The call returns once the session its result named is applied.
         assert state(hass).state == ("playing" if speaker.playing else "paused"), service
     actions = [c["action"] for _, c in speaker.received]
-    assert actions == ["play", "toggle", "select", "setVolume", "next", "volumeUp"]
+    assert actions == ["play", "toggle", "select", "setVolume", "next", "volumeUp", "mute", "unmute", "select"]
     assert {qos for qos, _ in speaker.received} == {1}
     ids = [c["id"] for _, c in speaker.received]
     assert len(set(ids)) == len(ids) and all(i.startswith("ha-") for i in ids)
     assert speaker.received[2][1]["soundID"] == "surf"
     assert speaker.received[3][1]["level"] == 0.3
+    assert speaker.received[8][1]["soundID"] == "night"  # a mix is selected by its id like a sound
     speaker.unsubscribe()
 
 
@@ -191,3 +232,96 @@ async def test_no_answer_is_a_home_assistant_error(hass: HomeAssistant, mqtt_ent
     assert err.value.translation_key == "no_result"
     assert [c["action"] for _, c in speaker.received] == ["play"]
     speaker.unsubscribe()
+
+
+def test_source_labels_match_the_discovery_select() -> None:
+    twins = [{"id": "rain", "name": "Rain"}, {"id": "rain2", "name": " Rain "}, {"id": "surf", "name": "Surf"},
+             {"id": "blank", "name": ""}, {"id": "none", "name": "None"}]
+    assert player.source_labels(twins) == ["Rain (rain)", "Rain (rain2)", "Surf", "blank", "none"]
+    # A name that is literally another entry's label: every label is the id.
+    clash = [{"id": "a", "name": "X"}, {"id": "b", "name": "X"}, {"id": "c", "name": "X (a)"}]
+    assert player.source_labels(clash) == ["a", "b", "c"]
+    assert player.source_labels([]) == []
+
+
+def test_the_epoch_of_a_session() -> None:
+    dev = device("den", "Den") | {"epoch": "e2"}
+    assert player.session_epoch(session(1, dev)) == "e2"
+    for old in (session(1, device("den", "Den")), {"devices": []}, {"devices": "x"}, {}):
+        assert player.session_epoch(old) is None, old
+
+
+async def test_sounds_with_equal_names_are_each_selectable(hass: HomeAssistant, mqtt_entry) -> None:
+    await announce(hass, "den", "Den speaker")
+    twins = [{"id": "rain", "name": "Rain", "summary": "", "kind": "sound"},
+             {"id": "rain2", "name": "Rain", "summary": "", "kind": "sound"}]
+    await publish(hass, f"{ROOT}/catalog", twins)
+    await add_speaker(hass)
+    await until(lambda: state(hass) and state(hass).attributes.get("source_list") == ["Rain (rain)", "Rain (rain2)"])
+    speaker = Speaker(hass)
+    await speaker.start()
+    await hass.services.async_call("media_player", "select_source", {"entity_id": ENTITY, "source": "Rain (rain2)"},
+                                   blocking=True)
+    assert [c.get("soundID") for _, c in speaker.received] == ["rain2"]
+    speaker.unsubscribe()
+
+
+async def test_a_new_epoch_resets_the_revision_watermark(hass: HomeAssistant, mqtt_entry) -> None:
+    first = device("den", "Den speaker") | {"epoch": "e1"}
+    await publish(hass, f"{ROOT}/device", first)
+    await publish(hass, f"{ROOT}/catalog", CATALOG)
+    await publish(hass, f"{ROOT}/session", session(5000, first, playing=True, ended=False, sound=CATALOG[1]))
+    await publish(hass, f"{ROOT}/availability", "online")
+    await add_speaker(hass)
+    await until(lambda: state(hass) and state(hass).attributes.get("media_title") == "Ocean surf")
+    # Re-flashed: the counter starts over at 1 in a new epoch, and is applied.
+    flashed = device("den", "Den speaker") | {"epoch": "e2"}
+    await publish(hass, f"{ROOT}/session", session(1, flashed, playing=True, ended=False, sound=CATALOG[2]))
+    await until(lambda: state(hass).attributes.get("media_title") == "Pink noise")
+    assert state(hass).attributes["revision"] == 1
+    # A late message of the old epoch is stale, and so is a repeat in the new
+    # one: neither shows (no "Rain on the roof" in between).
+    seen: list[tuple[str, str | None]] = []
+
+    @callback
+    def note(event) -> None:
+        seen.append((event.data["new_state"].state, event.data["new_state"].attributes.get("media_title")))
+
+    unlisten = hass.bus.async_listen("state_changed", note)
+    await publish(hass, f"{ROOT}/session", session(5001, first, playing=True, ended=False, sound=CATALOG[0]))
+    await publish(hass, f"{ROOT}/session", session(1, flashed, playing=False, ended=True, sound=CATALOG[0]))
+    await publish(hass, f"{ROOT}/session", session(2, flashed, playing=False, ended=False, sound=CATALOG[2]))
+    await until(lambda: state(hass).state == "paused")
+    unlisten()
+    assert seen == [("paused", "Pink noise")]
+    assert state(hass).attributes["revision"] == 2
+
+
+def test_the_artwork_type_is_told_by_its_magic_bytes() -> None:
+    assert player.artwork_content_type(b"\x89PNG\r\n\x1a\n....") == "image/png"
+    assert player.artwork_content_type(b"\xff\xd8\xff\xe0....") == "image/jpeg"
+    assert player.artwork_content_type(b"GIF89a") is None
+    assert player.artwork_content_type(b"") is None
+
+
+async def test_the_entity_picture_is_the_playing_entrys_artwork(hass: HomeAssistant, mqtt_entry) -> None:
+    dev = device("den", "Den speaker")
+    png = b"\x89PNG\r\n\x1a\n" + b"rain"
+    await publish(hass, f"{ROOT}/device", dev)
+    await publish(hass, f"{ROOT}/catalog", [CATALOG[0] | {"artwork": True}, CATALOG[1], CATALOG[2]])
+    await mqtt.async_publish(hass, f"{ROOT}/artwork/rain", png, qos=1, retain=True)
+    await publish(hass, f"{ROOT}/session", session(1, dev, playing=True, ended=False, sound=CATALOG[0]))
+    await publish(hass, f"{ROOT}/availability", "online")
+    await add_speaker(hass)
+    await until(lambda: state(hass) and state(hass).attributes.get("entity_picture"))
+    picture = state(hass).attributes["entity_picture"]
+    assert picture.startswith(f"/api/media_player_proxy/{ENTITY}?token=")
+    entity = hass.data["media_player"].get_entity(ENTITY)
+    assert await entity.async_get_media_image() == (png, "image/png")
+    # Another sound without artwork: no picture; a cleared topic: none either.
+    await publish(hass, f"{ROOT}/session", session(2, dev, playing=True, ended=False, sound=CATALOG[1]))
+    await until(lambda: state(hass).attributes.get("entity_picture") is None)
+    await publish(hass, f"{ROOT}/session", session(3, dev, playing=True, ended=False, sound=CATALOG[0]))
+    await until(lambda: state(hass).attributes.get("entity_picture") == picture)
+    await mqtt.async_publish(hass, f"{ROOT}/artwork/rain", b"", qos=1, retain=True)
+    await until(lambda: state(hass).attributes.get("entity_picture") is None)

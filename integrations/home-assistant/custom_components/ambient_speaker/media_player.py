@@ -8,7 +8,15 @@ says), `device` (volume control and level, audio status) and `catalog`
 (source list). Supported features are recomputed from every `session`
 (its `commands`) and `device` (its volume control), so the card only offers
 what the speaker accepts right now: VOLUME_SET and a level only for an
-absolute device, VOLUME_STEP only for a relative one.
+absolute device, VOLUME_STEP only for a relative one, VOLUME_MUTE while the
+session lists `mute` or `unmute` (the mute state is `device.muted`).
+
+The source list is the catalog, so mixes (catalog entries of `kind` `mix`)
+are sources like sounds. The entity picture is the playing entry's image
+from the retained `artwork/{id}` topics (raw PNG or JPEG bytes, served
+through Home Assistant's media image proxy). The sleep timer (`session.sleepTimer`), the
+playing mix's layers (`session.layers`) and the night cap
+(`device.nightCap`) are shown as extra state attributes.
 
 Every service call publishes one command with a fresh id at QoS 1 and waits
 for its `command/result`; a refusal or no answer is raised to the user as a
@@ -18,6 +26,7 @@ HomeAssistantError.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import uuid
 from typing import Any
@@ -38,17 +47,14 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import COMMAND_TIMEOUT_S, CONF_DEVICE_ID, CONF_PREFIX, DOMAIN, STATE_WAIT_S
 
-F = MediaPlayerEntityFeature
-# session.commands entry -> the features it offers.
-_COMMAND_FEATURES = {
-    "play": F.PLAY,
-    "pause": F.PAUSE,
-    "toggle": F.PLAY | F.PAUSE,
-    "stop": F.STOP,
-    "next": F.NEXT_TRACK,
-    "previous": F.PREVIOUS_TRACK,
-    "select": F.SELECT_SOURCE,
-}
+from .payload_view import (  # noqa: F401  (re-exported: the tests call them as media_player's)
+    artwork_content_type,
+    features_for,
+    session_epoch,
+    sleep_timer_attributes,
+    source_labels,
+    volume_of,
+)
 
 
 async def async_setup_entry(
@@ -56,25 +62,6 @@ async def async_setup_entry(
 ) -> None:
     """One media player per config entry (per speaker)."""
     async_add_entities([AmbientSpeakerPlayer(entry)])
-
-
-def features_for(session: dict[str, Any] | None, device: dict[str, Any] | None) -> MediaPlayerEntityFeature:
-    """The features the speaker accepts right now (pure: tested on its own)."""
-    features = MediaPlayerEntityFeature(0)
-    commands = session.get("commands", []) if session else []
-    for command in commands if isinstance(commands, list) else []:
-        features |= _COMMAND_FEATURES.get(command, 0)
-    control = volume_of(device).get("control")
-    if control == "absolute" and "setVolume" in commands:
-        features |= F.VOLUME_SET
-    elif control == "relative" and ("volumeUp" in commands or "volumeDown" in commands):
-        features |= F.VOLUME_STEP
-    return features
-
-
-def volume_of(device: dict[str, Any] | None) -> dict[str, Any]:
-    volume = device.get("volume") if device else None
-    return volume if isinstance(volume, dict) else {}
 
 
 class AmbientSpeakerPlayer(MediaPlayerEntity):
@@ -102,7 +89,13 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         self._session: dict[str, Any] | None = None
         self._device: dict[str, Any] | None = None
         self._catalog: list[dict[str, Any]] = []
+        # artwork/{id}: the image bytes and their type, by catalog entry id.
+        self._artwork: dict[str, tuple[bytes, str]] = {}
         self._revision = -1
+        # The epoch the watermark belongs to, and the epochs left behind (a
+        # late message of one of them is stale, never a new start).
+        self._epoch: str | None = None
+        self._retired_epochs: list[str] = []
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         # Service calls waiting for the session revision their result named.
         self._revision_waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -120,6 +113,10 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
             self.async_on_remove(
                 await mqtt.async_subscribe(self.hass, f"{self._root}/{leaf}", handler, qos=1)
             )
+        # Raw bytes, not text: encoding=None.
+        self.async_on_remove(
+            await mqtt.async_subscribe(self.hass, f"{self._root}/artwork/+", self._on_artwork, qos=1, encoding=None)
+        )
 
     async def async_will_remove_from_hass(self) -> None:
         for future in self._pending.values():
@@ -146,6 +143,16 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         data = _decode(msg.payload)
         if not isinstance(data, dict):
             return
+        epoch = session_epoch(data)
+        if epoch is not None and epoch != self._epoch:
+            if epoch in self._retired_epochs:
+                return  # from a counter the speaker has started over from: stale
+            # The speaker's revision counter started over (a new or lost state
+            # directory): the watermark belongs to the old epoch.
+            if self._epoch is not None:
+                self._retired_epochs = (self._retired_epochs + [self._epoch])[-8:]
+            self._epoch = epoch
+            self._revision = -1
         revision = data.get("revision")
         if isinstance(revision, int):
             if revision <= self._revision:
@@ -166,6 +173,17 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         if isinstance(data, list):
             self._catalog = [s for s in data if isinstance(s, dict) and "id" in s]
             self.async_write_ha_state()
+
+    @callback
+    def _on_artwork(self, msg: mqtt.ReceiveMessage) -> None:
+        sound_id = msg.topic.rsplit("/", 1)[-1]
+        data = msg.payload if isinstance(msg.payload, bytes) else b""
+        content_type = artwork_content_type(data)
+        if content_type is None:
+            self._artwork.pop(sound_id, None)  # cleared, or not an image
+        else:
+            self._artwork[sound_id] = (data, content_type)
+        self.async_write_ha_state()
 
     @callback
     def _on_result(self, msg: mqtt.ReceiveMessage) -> None:
@@ -201,12 +219,25 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         return self._session.get("soundID") if self._session else None
 
     @property
+    def media_image_hash(self) -> str | None:
+        """Changes with the playing entry's image, so the card fetches it again."""
+        image = self._artwork.get(self.media_content_id or "")
+        return hashlib.sha256(image[0]).hexdigest()[:16] if image else None
+
+    async def async_get_media_image(self) -> tuple[bytes | None, str | None]:
+        """The playing entry's image from its retained artwork topic."""
+        image = self._artwork.get(self.media_content_id or "")
+        return image if image else (None, None)
+
+    @property
     def source(self) -> str | None:
-        return self.media_title
+        sound_id = self.media_content_id
+        labels = dict(zip((s["id"] for s in self._catalog), source_labels(self._catalog)))
+        return labels.get(sound_id, self.media_title) if sound_id is not None else self.media_title
 
     @property
     def source_list(self) -> list[str] | None:
-        return [str(s.get("name") or s["id"]) for s in self._catalog] or None
+        return source_labels(self._catalog) or None
 
     @property
     def volume_level(self) -> float | None:
@@ -217,6 +248,11 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         return None  # a relative device has no level: never a made-up one
 
     @property
+    def is_volume_muted(self) -> bool | None:
+        muted = (self._device or {}).get("muted")
+        return muted if isinstance(muted, bool) else None
+
+    @property
     def volume_step(self) -> float:
         step = volume_of(self._device).get("step")
         return float(step) if isinstance(step, (int, float)) and step > 0 else 0.05
@@ -225,13 +261,23 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
     def extra_state_attributes(self) -> dict[str, Any]:
         device = self._device or {}
         session = self._session or {}
+        sound_id = session.get("soundID")
+        entry = next((s for s in self._catalog if s["id"] == sound_id), {})
+        layers = session.get("layers")
+        night_cap = device.get("nightCap")
         return {
             "volume_control": volume_of(device).get("control"),
+            "volume_max_level": volume_of(device).get("maxLevel"),
+            "volume_cap_source": volume_of(device).get("capSource"),
             "audio": device.get("audio"),
             "underruns": device.get("underruns"),
-            "sound_id": session.get("soundID"),
+            "sound_id": sound_id,
+            "sound_kind": entry.get("kind", "sound") if entry else None,
+            "layers": layers if isinstance(layers, list) else None,
             "session_id": session.get("id"),
             "revision": session.get("revision"),
+            **sleep_timer_attributes(session),
+            "night_cap": night_cap if isinstance(night_cap, dict) else None,
         }
 
     # MARK: commands
@@ -255,14 +301,22 @@ class AmbientSpeakerPlayer(MediaPlayerEntity):
         await self._command("previous")
 
     async def async_select_source(self, source: str) -> None:
-        """Select by catalog name (or id); an unknown one is the speaker's to refuse."""
-        sound_id = next(
-            (s["id"] for s in self._catalog if source in (s.get("name"), s["id"])), source
-        )
+        """Select by the label of `source_list` (or an id, or a name shared by
+        no other entry); an unknown one is the speaker's to refuse."""
+        labels = source_labels(self._catalog)
+        sound_id = next((s["id"] for s, label in zip(self._catalog, labels) if source == label), None)
+        if sound_id is None:
+            sound_id = next((s["id"] for s in self._catalog if source == s["id"]), None)
+        if sound_id is None:
+            named = [s["id"] for s in self._catalog if source == s.get("name")]
+            sound_id = named[0] if len(named) == 1 else source
         await self._command("select", soundID=sound_id)
 
     async def async_set_volume_level(self, volume: float) -> None:
         await self._command("setVolume", level=volume)
+
+    async def async_mute_volume(self, mute: bool) -> None:
+        await self._command("mute" if mute else "unmute")
 
     async def async_volume_up(self) -> None:
         await self._command("volumeUp")

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+#if canImport(Glibc)
+import Glibc
+#endif
+import SpeakerCore
+import SpeakerProtocol
+import SpeakerSystem
+
+/// Applies the SD card image's settings file to a root directory (`/` on the
+/// Pi, a scratch directory in tests): decodes it (`ImageSettingsDecoder`),
+/// plans every change from the root's current files (`ImageSettings.plan`),
+/// stages each new file beside its destination (written, `fsync`ed, with its
+/// final mode and owner), and only then renames them all into place. An
+/// invalid file fails before the first byte is written, so it changes
+/// nothing. Blocking file I/O; one thread.
+public struct SettingsApplier {
+    public let settingsPath: String
+    public let root: String
+    /// The service user owning the password file (and the config's group); nil leaves the owner as is (tests).
+    public let serviceUser: String?
+
+    public init(settingsPath: String, root: String, serviceUser: String?) {
+        self.settingsPath = settingsPath
+        self.root = root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.serviceUser = serviceUser
+    }
+
+    /// A failure: a `ConfigError` naming the key for an invalid file, or a system error while staging.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Applies the file; answers the plan that was carried out.
+    public func apply() throws(Failure) -> SettingsPlan {
+        let bytes: [UInt8]
+        do { bytes = try FileIO.read(path: settingsPath, maxBytes: ImageSettingsDecoder.maxBytes, followSymlinks: false) } catch {
+            if error.errno == EFBIG { throw Failure(description: "(file): larger than \(ImageSettingsDecoder.maxBytes) bytes") }
+            throw Failure(description: "(file): cannot read \(settingsPath): \(error.message)")
+        }
+        let plan: SettingsPlan
+        do {
+            let raw = try parse(bytes)
+            let settings = try ImageSettingsDecoder().decode(raw)
+            plan = try settings.plan(raw: raw, view: try view())
+        } catch {
+            throw Failure(description: error.description)
+        }
+        let owners = try owners()
+        var staged: [(change: FileChange, temporary: String?)] = []
+        do throws(SystemError) {
+            for change in plan.changes { staged.append((change, try stage(change, owners: owners))) }
+        } catch {
+            for s in staged { if let t = s.temporary { unlink(t) } }
+            throw Failure(description: "nothing changed: staging failed: \(error)")
+        }
+        var directories: Set<String> = []
+        for s in staged {
+            let target = root + s.change.path
+            if let temporary = s.temporary {
+                if rename(temporary, target) != 0 {
+                    throw Failure(description: "rename \(temporary) to \(target): \(String(cString: strerror(errno))) (the files before it were replaced)")
+                }
+            } else if unlink(target) != 0 && errno != ENOENT {
+                throw Failure(description: "remove \(target): \(String(cString: strerror(errno)))")
+            }
+            directories.insert(FileIO.split(target).directory)
+        }
+        for d in directories.sorted() {
+            let fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 { fsync(fd); close(fd) }
+        }
+        if let scrubbed = plan.scrubbed {
+            do { try overwriteInPlace(settingsPath, with: scrubbed) } catch {
+                throw Failure(description: "applied, but blanking the secrets in \(settingsPath) failed: \(error)")
+            }
+        }
+        return plan
+    }
+
+    private func parse(_ bytes: [UInt8]) throws(ConfigError) -> JSONValue {
+        do { return try JSONParser(maxDepth: 16).parse(bytes) } catch {
+            throw ConfigError(path: "(file)", message: "not valid JSON: \(error)")
+        }
+    }
+
+    /// The root's current files that the plan depends on.
+    func view() throws(ConfigError) -> SettingsSystemView {
+        func text(_ path: String) -> String? {
+            (try? FileIO.read(path: root + path, maxBytes: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
+        }
+        let base: [UInt8]
+        do { base = try FileIO.read(path: root + SettingsPaths.baseConfig, maxBytes: 256 * 1024) } catch {
+            throw ConfigError(path: SettingsPaths.baseConfig, message: "cannot read the image's base config: \(error.message)")
+        }
+        var st = stat()
+        let saved = stat(root + SettingsPaths.password, &st) == 0 && st.st_size > 0
+        let zones = root + SettingsPaths.zoneinfo
+        return SettingsSystemView(
+            baseConfig: base, hosts: text(SettingsPaths.hosts),
+            hostname: text(SettingsPaths.hostname).map { String($0.prefix { $0 != "\n" }) },
+            wpaConfig: text(SettingsPaths.wpaConfig), firmwareCustom: text(SettingsPaths.firmwareCustom),
+            configTxt: text(SettingsPaths.configTxt), passwordSaved: saved,
+            zoneExists: { name in
+                var z = stat()
+                return stat(zones + "/" + name, &z) == 0 && (z.st_mode & S_IFMT) == S_IFREG
+            })
+    }
+
+    /// uid/gid of the service user, or nil (no chown).
+    private func owners() throws(Failure) -> (uid: uid_t, gid: gid_t)? {
+        guard let name = serviceUser else { return nil }
+        guard let entry = getpwnam(name) else { throw Failure(description: "nothing changed: no user \"\(name)\"") }
+        return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+    }
+
+    /// Writes the new file (or link) beside its destination; answers its
+    /// temporary path, or nil for a removal.
+    private func stage(_ change: FileChange, owners: (uid: uid_t, gid: gid_t)?) throws(SystemError) -> String? {
+        let target = root + change.path
+        let (directory, name) = FileIO.split(target)
+        let parentMode: mode_t = change.path.hasPrefix("/root/.ssh/") ? 0o700 : 0o755
+        try SystemFacts.makeDirectories(path: directory, mode: parentMode)
+        // A power cut between staging and renaming leaves `.NAME.apply-*` (and
+        // `.NAME.tmp-*`) beside the file: never renamed, so never the file.
+        _ = InterruptedWrites.remove(in: directory, for: [name])
+        let temporary = "\(directory)/.\(name).apply-\(getpid())-\(randomBytes(4).map { String($0, radix: 16) }.joined())"
+        switch change {
+        case .remove:
+            return nil
+        case .symlink(_, let linkTarget):
+            _ = try systemCall("symlink", path: temporary) { symlink(linkTarget, temporary) }
+            return temporary
+        case .write(_, let bytes, let mode, let owner):
+            let fd = try systemCall("open", path: temporary) {
+                open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(0o600))
+            }
+            do throws(SystemError) {
+                if let owners {
+                    switch owner {
+                    case .root: break
+                    case .serviceUser: _ = try systemCall("fchown", path: temporary) { fchown(fd, owners.uid, owners.gid) }
+                    case .rootWithServiceGroup: _ = try systemCall("fchown", path: temporary) { fchown(fd, 0, owners.gid) }
+                    }
+                }
+                _ = try systemCall("fchmod", path: temporary) { fchmod(fd, mode_t(mode)) }
+                try FileIO.writeAll(fd: fd, bytes: bytes, path: temporary)
+                _ = try systemCall("fsync", path: temporary) { fsync(fd) }
+                close(fd)
+            } catch {
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            return temporary
+        }
+    }
+
+    /// Writes `bytes` over the file's old bytes in place (padded with spaces
+    /// to its old size, `fsync`ed, then cut to length): on FAT the clusters
+    /// that held the secrets are overwritten, not freed with them inside.
+    private func overwriteInPlace(_ path: String, with bytes: [UInt8]) throws(SystemError) {
+        let fd = try systemCall("open", path: path) { open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
+        defer { close(fd) }
+        var st = stat()
+        _ = try systemCall("fstat", path: path) { fstat(fd, &st) }
+        let padded = bytes + [UInt8](repeating: 0x20, count: max(0, Int(st.st_size) - bytes.count))
+        try FileIO.writeAll(fd: fd, bytes: padded, path: path)
+        _ = try systemCall("fsync", path: path) { fsync(fd) }
+        _ = try systemCall("ftruncate", path: path) { ftruncate(fd, off_t(bytes.count)) }
+        _ = try systemCall("fsync", path: path) { fsync(fd) }
+    }
+}
