@@ -88,23 +88,30 @@ def goertzel(seg, rate, f):
 
 
 def tone(path):
+    """The tone's stretches of sound, added up: under TCG a loaded host makes
+    QEMU's usb-audio lose packets, which splits the 2 s into stretches
+    separated by gaps. Each stretch of at least 0.1 s must be mostly 440 Hz;
+    together they must hold over 1 s at the level played."""
     rate, left = read(path)
-    runs = [r for r in stretches(left, rate, 1000) if r[1] - r[0] > rate // 2]
+    runs = [r for r in stretches(left, rate, 1000) if r[1] - r[0] > rate // 10]
     tones = []
     for first, last in runs:
         seg = left[first: last + 1]
-        others = max(goertzel(seg[:rate], rate, f) for f in (220, 330, 660, 880, 1000, 2000))
-        ratio = goertzel(seg[:rate], rate, 440) / max(others, 1e-9)
+        probe = seg[:rate]
+        others = max(goertzel(probe, rate, f) for f in (220, 330, 660, 880, 1000, 2000))
+        ratio = goertzel(probe, rate, 440) / max(others, 1e-9)
         if ratio > 100:
-            tones.append((len(seg), seg, ratio))
+            tones.append((seg, ratio))
     if not tones:
         print("no stretch of 440 Hz: %d frames at %d Hz, %d stretch(es) of sound" % (len(left), rate, len(runs)))
         return 1
-    n, seg, ratio = max(tones, key=lambda t: t[0])
-    db = rms_db(seg)
-    print("%.2f s of the 2.00 s played reached the host at %d Hz, RMS %.1f dBFS (played: -9.0), "
-          "440 Hz %.0f dB above the strongest other probe" % (n / rate, rate, db, 10 * math.log10(ratio)))
-    return 0 if -12 < db < -6 and n > rate else 1
+    heard = [v for seg, _ in tones for v in seg]
+    db = rms_db(heard)
+    ratio = min(r for _, r in tones)
+    print("%.2f s of the 2.00 s played reached the host at %d Hz in %d stretch(es) (longest %.2f s), "
+          "RMS %.1f dBFS (played: -9.0), 440 Hz at least %.0f dB above the strongest other probe"
+          % (len(heard) / rate, rate, len(tones), max(len(s) for s, _ in tones) / rate, db, 10 * math.log10(ratio)))
+    return 0 if -12 < db < -6 and len(heard) > rate else 1
 
 
 def noise(path, ref_path):
