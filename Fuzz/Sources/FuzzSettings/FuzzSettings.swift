@@ -7,8 +7,9 @@ import SpeakerProtocol
 ///
 /// Checks, besides "never traps": a secret of the file (its `wifi.passphrase`
 /// or `mqtt.password`, when it occurs once in the input as a whole string)
-/// appears in no error, notice or warning and in no planned file but the
-/// password's own; the blanked copy of an accepted file parses.
+/// appears in no error, notice or warning and in no planned file but its own
+/// destination (the Wi-Fi config, which holds a 64-digit PSK as given; the
+/// password file); the blanked copy of an accepted file parses.
 ///
 /// A secret can be an ordinary word that the speaker's own messages use (a
 /// password `volume` beside an error listing the key `volume`), so a leak is
@@ -20,7 +21,7 @@ public func fuzzSettings(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let found = outputs(bytes)
     for secret in secretsOf(bytes) {
-        let leaks = found.filter { occurrences(of: secret.needle, in: $0.text) > 0 }
+        let leaks = found.filter { $0.what != secret.destination && occurrences(of: secret.needle, in: $0.text) > 0 }
         guard !leaks.isEmpty else { continue }
         var swapped = bytes
         swapped.replaceSubrange(secret.range, with: secret.needle.map(substitute))
@@ -35,7 +36,7 @@ public func fuzzSettings(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 /// Every text the decoder and planner produce for a file, each named by
-/// where it would go: journal lines, planned files (but the password file),
+/// where it would go: journal lines, planned files,
 /// the blanked settings file, an error.
 func outputs(_ bytes: [UInt8]) -> [(what: String, text: [UInt8])] {
     let view = SettingsSystemView(
@@ -50,7 +51,7 @@ func outputs(_ bytes: [UInt8]) -> [(what: String, text: [UInt8])] {
         let plan = try ImageSettingsDecoder().decode(raw).plan(raw: raw, view: view)
         for line in plan.notices + plan.warnings { found.append(("a journal line", Array(line.utf8))) }
         for change in plan.changes {
-            guard case .write(let path, let written, _, _) = change, path != SettingsPaths.password else { continue }
+            guard case .write(let path, let written, _, _) = change else { continue }
             found.append((path, written))
         }
         if let scrubbed = plan.scrubbed {
@@ -72,16 +73,18 @@ func outputs(_ bytes: [UInt8]) -> [(what: String, text: [UInt8])] {
 
 /// `wifi.passphrase` and `mqtt.password` when each is at least 6 bytes and
 /// occurs exactly once in the input, between quotes (so it is that string's
-/// own bytes, without escapes, and no other field holds it), with where.
-func secretsOf(_ bytes: [UInt8]) -> [(needle: [UInt8], range: Range<Int>)] {
+/// own bytes, without escapes, and no other field holds it), with where it
+/// is in the input and the one file it belongs in.
+func secretsOf(_ bytes: [UInt8]) -> [(needle: [UInt8], range: Range<Int>, destination: String)] {
     guard let value = try? JSONParser(maxDepth: 16).parse(bytes) else { return [] }
-    return [value["wifi"]?["passphrase"], value["mqtt"]?["password"]].compactMap { v in
+    let fields = [(value["wifi"]?["passphrase"], SettingsPaths.wpaConfig), (value["mqtt"]?["password"], SettingsPaths.password)]
+    return fields.compactMap { v, destination in
         guard let s = v?.stringValue, s.utf8.count >= 6 else { return nil }
         let needle = Array(s.utf8)
         let at = starts(of: needle, in: bytes)
         guard at.count == 1, let i = at.first, i > 0, i + needle.count < bytes.count,
               bytes[i - 1] == UInt8(ascii: "\""), bytes[i + needle.count] == UInt8(ascii: "\"") else { return nil }
-        return (needle, i..<i + needle.count)
+        return (needle, i..<i + needle.count, destination)
     }
 }
 
