@@ -169,8 +169,10 @@ install_file() {
 
 # With --dac: our marked block in config.txt (replaced when it differs): the
 # hat's overlay and the onboard audio off (Raspberry Pi OS's own
-# "dtparam=audio=on" is commented out, and given back by --uninstall), so the
-# hat is the only sound card; then audio.device names the hat's card.
+# "dtparam=audio=on" is commented out, and given back by --uninstall). That
+# turns off only the onboard headphone jack: HDMI audio stays wherever
+# "dtoverlay=vc4-kms-v3d" provides it, so the hat is not the only sound card;
+# audio.device, set to the hat's card, is what sends the speaker's sound there.
 apply_dac() {
   [ -n "$dac" ] || return 0
   local file line block
@@ -188,7 +190,7 @@ apply_dac() {
   fi
   if grep -q '^dtparam=audio=on$' "$file"; then
     sed -i "s|^dtparam=audio=on\$|#dtparam=audio=on $ONBOARD_OFF|" "$file"
-    say "onboard audio off in $file (the hat is the sound card)"
+    say "onboard audio (the headphone jack) off in $file; HDMI audio is left as it is"
   fi
   set_audio_device "$(card_for "$dac")"
 }
