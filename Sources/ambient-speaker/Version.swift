@@ -4,5 +4,5 @@
 /// The release this binary belongs to: `ambient-speaker --version` and the
 /// `software` field of the `device` topic.
 enum ReleaseVersion {
-    static let version = "0.1.0"
+    static let version = "0.2.0"
 }
