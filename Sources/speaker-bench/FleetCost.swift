@@ -95,6 +95,8 @@ struct FleetCost {
         report.metric("fleet_watcher_rss_per_speaker", Double(rss - idleRSS) / n, unit: "kB resident growth per speaker followed")
         report.metric("fleet_watcher_rss", Double(rss), unit: "kB resident, \(speakers) speakers followed")
         report.metric("fleet_wall", wall, unit: "s")
+        // A cost measured while events are lost or doubled is no figure: the section fails.
+        if !exactlyOnce { throw BenchError("the watcher's events were not each printed exactly once") }
     }
 
     /// `kind device session-id` of a JSON line (the same words as `expected`).
