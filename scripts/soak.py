@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Accelerated soak of the built speaker (issue 11): scripts/soak HOURS.
+"""Accelerated soak of the built speaker: scripts/soak HOURS [SEED].
 
 Runs `ambient-speaker run` with the simulated board (control socket), a FIFO
 file pcm drained here, its state directory on a small tmpfs, and a private
@@ -17,6 +17,10 @@ arrive every ~3 simulated minutes). After every step it checks:
     the soak steps (forward up to a day, often to just before a rule; back
     by less than a day from the furthest time reached) without touching the
     host's; no rule occurrence fires twice, across steps and power cuts;
+  * rule firings: of the occurrences the clock was stepped to just before
+    while synchronised, those of a rule the soak left enabled for that day
+    (`RulePlan`: the config's rules, then the accepted schedule commands),
+    at least one fired (when there were any);
   * memory: each process first tours every valid command (a mix played
     among them), so that what a feature allocates once is allocated before
     the warm-up ends; after warm-up, RSS never rises more than 1 MB above
@@ -28,11 +32,14 @@ Needs root (mounts the tmpfs), mosquitto, mosquitto_sub/pub.
 """
 import json, os, random, signal, subprocess, sys, tempfile, time
 
-from soaklib import HOSTILE, VALID, Audio, Broker, StateDisk, Watcher, control, rss_kb, self_test
+from soaklib import HOSTILE, VALID, Audio, Broker, RulePlan, StateDisk, Watcher, control, rss_kb, self_test
 
 COMPRESSION = 480.0          # simulated seconds per real second
 MEAN_GAP_S = 180.0           # simulated seconds between user actions
 RSS_BOUND_KB = 1024
+# The config file's rules (zone UTC); the clock steps aim at these times.
+SCHEDULES = [{"at": "07:00", "action": "play", "soundID": "rain", "fadeSeconds": 5},
+             {"at": "22:30", "action": "stop", "fadeSeconds": 5}]
 
 
 def log(msg):
@@ -65,8 +72,7 @@ def main():
                                  "soundsDirectory": f"{work}/sounds"},
                        "volume": {"step": 0.05 if step % 2 == 0 else 0.04},
                        "clock": {"timeZone": "UTC"},
-                       "schedules": [{"at": "07:00", "action": "play", "soundID": "rain", "fadeSeconds": 5},
-                                     {"at": "22:30", "action": "stop", "fadeSeconds": 5}],
+                       "schedules": SCHEDULES,
                        "session": {"idleTimeoutSeconds": 3},
                        "mqtt": {"host": "127.0.0.1", "port": broker.port, "homeAssistant": {"enabled": False}},
                        "stateDirectory": disk.path}, f)
@@ -80,11 +86,14 @@ def main():
 
     speaker = launch()
     power_cuts = 0
-    clock = {"offset": 0, "furthest": time.time(), "steps": 0}  # the simulated clock, seconds from the host's
+    clock = {"offset": 0, "furthest": time.time(), "steps": 0, "synced": False}  # the simulated clock, seconds from the host's
+    plan = RulePlan(SCHEDULES)
+    aimed = []  # (occurrence, schedule commands sent before) for each step to just before a rule's time while synced
 
     def clock_setup():
         """A new process starts on the host's clock: synced, and moved to where the last one was."""
         control(f"{work}/control.sock", "clock synced on")
+        clock["synced"] = True
         if clock["offset"]:
             control(f"{work}/control.sock", f"clock {clock['offset']:+d}")
 
@@ -104,6 +113,8 @@ def main():
             clock["offset"] += delta
             clock["steps"] += 1
             clock["furthest"] = max(clock["furthest"], time.time() + clock["offset"])
+            if to_rule and clock["synced"]:
+                aimed.append((min(targets) + 2, len(plan.changes)))
         return reply, to_rule
     warm_step = None  # the step at which this process's warm-up ends
     expected = {}   # id -> results expected
@@ -122,6 +133,7 @@ def main():
     def publish(payload):
         subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "1",
                         "-t", f"{root}/command", "-s"], input=payload, check=True, stderr=subprocess.DEVNULL)
+        plan.sent(payload)
 
     def expect(rid):
         expected[rid] = expected.get(rid, 0) + 1
@@ -327,11 +339,21 @@ def main():
     log(f"clock steps {clock['steps']} (simulated clock {clock['offset']:+d} s from the host's at the end), "
         f"schedule rules fired {len(fires)} times for {len(set(fires))} occurrences "
         f"({excused} again after a power cut while the state file could not be written)")
+    # The floor under "fires once": a soak whose rules never fire checks nothing about them.
+    with watcher.lock:
+        results = {k: list(v) for k, v in watcher.results.items()}
+    due = {t for t, sent in aimed if plan.expects(t, sent, results)}
+    fired_at = {int(f.split(b" ")[0]) for f in fires}
+    log(f"clock steps to just before a rule {len(aimed)}, of an enabled rule {len(due)}, "
+        f"of which fired {len(due & fired_at)}")
+    if due and not due & fired_at:
+        violations.append(f"no rule fired at any of the {len(due)} occurrences of an enabled rule "
+                          f"the synchronised clock was stepped to ({len(fires)} fires in all)")
     for v in violations[:50]:
         log(f"VIOLATION {v}")
     log(f"violations {len(violations)}; speaker log: {work}/speaker.log")
     kinds = {"revisions": ("revision",), "results": ("command", "result"), "audio": ("audio",),
-             "memory": ("RSS",), "schedules": ("schedule", "clock:"),
+             "memory": ("RSS",), "schedules": ("schedule", "clock:"), "rule firings": ("no rule fired",),
              "speaker": ("exit", "online", "press", "turn", "session without")}
     failed = [k for k, words in kinds.items() if any(any(w in v for w in words) for v in violations)]
     log(f"checks failed: {', '.join(failed) or 'none'}")

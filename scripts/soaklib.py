@@ -218,10 +218,67 @@ VALID = ['"action":"play"', '"action":"pause"', '"action":"toggle"', '"action":"
          '"action":"setSleepTimer","minutes":2', '"action":"cancelSleepTimer"', '"action":"mute"', '"action":"unmute"']
 
 
+class RulePlan:
+    """The schedule rules the soak has given the speaker (zone UTC): those of
+    its config file, changed by each `setSchedules`/`setScheduleEnabled` it
+    sent that the speaker accepted, in the order sent. Tells which of the
+    occurrences the soak steps the clock to must fire."""
+
+    DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+    def __init__(self, rules):
+        self.initial = [self.rule(r) for r in rules]
+        self.changes = []  # (id, command) in the order sent
+
+    @classmethod
+    def rule(cls, r):
+        return {"at": r["at"], "days": set(r.get("days", cls.DAYS)), "enabled": r.get("enabled", True)}
+
+    def sent(self, payload):
+        """Notes a command payload if it changes the rules."""
+        try:
+            command = json.loads(payload)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(command, dict) and command.get("action") in ("setSchedules", "setScheduleEnabled"):
+            self.changes.append((command.get("id"), command))
+
+    def rules(self, changes_sent, results):
+        """The rules after the first `changes_sent` changes; `results`: id -> result texts, first one first."""
+        rules = [dict(r) for r in self.initial]
+        for rid, command in self.changes[:changes_sent]:
+            try:
+                accepted = json.loads(results.get(rid, ["{}"])[0]).get("ok") is True
+                if not accepted:
+                    continue
+                if command["action"] == "setSchedules":
+                    rules = [self.rule(r) for r in command["schedules"]]
+                else:
+                    rules[command["index"]]["enabled"] = command["enabled"]
+            except (ValueError, KeyError, IndexError, TypeError):
+                continue  # accepted, yet not as the soak reads it: it expects nothing of it
+        return rules
+
+    def expects(self, occurrence, changes_sent, results):
+        """Whether an enabled rule falls at `occurrence` (Unix seconds)."""
+        t = time.gmtime(occurrence)
+        at, day = f"{t.tm_hour:02d}:{t.tm_min:02d}", self.DAYS[t.tm_wday]
+        return t.tm_sec == 0 and any(r["enabled"] and r["at"] == at and day in r["days"]
+                                     for r in self.rules(changes_sent, results))
+
+
 def self_test():
     """The revision checker must catch what it exists to catch: a repeat
-    with different content and a step back (a checker that cannot fail is a defect)."""
+    with different content and a step back (a checker that cannot fail is a defect);
+    the rule plan must tell a rule that fires from one that was disabled."""
     w = Watcher(0, "x", subscribe=False)
     for r, extra in [(1, ""), (2, ""), (2, ""), (2, "changed"), (1, ""), (3, "")]:
         w.session(json.dumps({"revision": r, "x": extra}))
     assert w.violations == ["revision 2 after 2", "revision 1 after 2"], w.violations
+    plan = RulePlan([{"at": "07:00", "action": "play"}, {"at": "22:30", "days": ["mon"], "action": "stop"}])
+    plan.sent(b'{"id":"a","action":"setScheduleEnabled","index":0,"enabled":false}')
+    plan.sent(b'{"id":"b","action":"setScheduleEnabled","index":0,"enabled":true}')
+    monday_7, tuesday_2230 = 1_800_255_600, 1_800_397_800  # 2027-01-18T07:00Z, 2027-01-19T22:30Z
+    results = {"a": ['{"id":"a","ok":true}'], "b": ['{"id":"b","ok":false}']}
+    assert plan.expects(monday_7, 0, results) and not plan.expects(tuesday_2230, 0, results)
+    assert not plan.expects(monday_7, 2, results) and plan.expects(monday_7, 1, {})
