@@ -80,6 +80,15 @@ if grep -q 'hil.only=latency' /proc/cmdline; then
     exit 0
 fi
 
+# --- HIL_ONLY=led (hil.only=led): the status LED's patterns alone ---------------
+if grep -q 'hil.only=led' /proc/cmdline; then
+    start_speaker /hil/software.json /tmp/speaker1.log || fail "the section 2 speaker starts" "not online"
+    # shellcheck source=led.sh
+    . /hil/led.sh
+    echo "HIL RESULT [$V] $P passed, $F failed"
+    exit 0
+fi
+
 # --- 1. devices: the build's libgpiod API; GPIO17 is on the second chip ----------
 ambient-speaker devices > /tmp/devices.txt 2>&1
 # The variant label ends with the API it was built for ("v1", "arm64-v2"): a v2
