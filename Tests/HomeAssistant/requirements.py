@@ -3,9 +3,10 @@
 starts (HA's always-loaded sets from bootstrap, plus the names given), with
 their dependencies and after-dependencies, read from the installed
 manifests, and those of the
-core's auth modules (their `REQUIREMENTS` lists, e.g. TOTP). Run inside the root's
-venv; Tests/HomeAssistant/root installs them under HA's own constraints, so
-Home Assistant never installs a package at run time."""
+core's auth modules (their `REQUIREMENTS` lists, e.g. TOTP). Run by
+Tests/HomeAssistant/lock inside a scratch root's venv, which compiles them with
+hashes under HA's own constraints into requirements.lock; the test root
+installs that lock, so Home Assistant never installs a package at run time."""
 import ast
 import json
 import pathlib
