@@ -4,6 +4,8 @@
   wav.py tone FILE            the 440 Hz tone aplay played (level, the tone's share)
   wav.py noise FILE REF       the speaker's pink noise against a render of the
                               same sound at the same level (RMS and octave bands)
+  wav.py level FILE           the longest stretch of sound: its length, RMS and
+                              octave bands (when there is no render to compare with)
   wav.py first-sound FILE PID T0
                               follows FILE while QEMU (PID) runs; prints the
                               seconds from T0 (the host's clock at QEMU's
@@ -138,6 +140,24 @@ def noise(path, ref_path):
     return 0 if abs(db - ref_db) < 1.5 and worst < 3.0 and len(seg) > rate else 1
 
 
+def level(path):
+    """The longest stretch of sound above -50 dBFS: what a play command left in the wav."""
+    rate, left = read(path)
+    runs = stretches(left, rate, SILENT)
+    if not runs:
+        print("no sound in %s (%d frames at %d Hz)" % (path, len(left), rate))
+        return 1
+    first, last = max(runs, key=lambda r: r[1] - r[0])
+    seg = left[first: last + 1]
+    core = seg[rate // 2: -rate // 2] if len(seg) > 2 * rate else seg
+    bands = octave_bands(core, rate) if len(core) >= 4096 else []
+    print("%.2f s of sound (the longest of %d stretches) at RMS %.1f dBFS, peak %.1f dBFS; "
+          "octave bands 125 Hz-8 kHz %s dB"
+          % (len(seg) / rate, len(runs), rms_db(core), 20 * math.log10(max(max(abs(v) for v in seg), 1) / 32768),
+             " ".join("%.1f" % b for b in bands)))
+    return 0 if len(seg) > 3 * rate and rms_db(core) > -40 else 1
+
+
 def first_sound(path, pid, t0):
     """Reads FILE as QEMU writes it; the host's time of the first loud frame."""
     pos, header, frame, found = 0, None, 0, None
@@ -190,6 +210,8 @@ def main(argv):
         return tone(argv[2])
     if argv[1:2] == ["noise"]:
         return noise(argv[2], argv[3])
+    if argv[1:2] == ["level"]:
+        return level(argv[2])
     if argv[1:2] == ["first-sound"]:
         return first_sound(argv[2], int(argv[3]), float(argv[4]))
     print(__doc__)
