@@ -12,8 +12,8 @@ public protocol StatusLedLines: AnyObject {
 
 /// Plays a ``StatusLedPattern`` on the LED line with the event loop's timers
 /// (a timerfd: no sleeping, no polling): a steady level at once, or the
-/// pattern's lit/dark spans one after the other, repeating for a repeating
-/// pattern and ending dark for a one-shot one. A new pattern replaces the
+/// pattern's lit/dark spans one after the other (after its dark lead-in),
+/// repeating for a repeating pattern and ending dark for a one-shot one. A new pattern replaces the
 /// one under way at once. Both boards use this one schedule, so the
 /// simulated board records exactly the levels the real line would show.
 /// Threading: loop thread only.
@@ -42,7 +42,16 @@ public final class StatusLedDriver {
             drive(pattern.isLit, at: loop.now())
             return
         }
-        run(spans, index: 0, repeats: pattern.durationMs == nil, at: loop.now())
+        let repeats = pattern.durationMs == nil, now = loop.now()
+        guard pattern.leadInMs > 0 else {
+            run(spans, index: 0, repeats: repeats, at: now)
+            return
+        }
+        guard drive(false, at: now) else { return }
+        let start = now + UInt64(pattern.leadInMs) * 1_000_000
+        timer = loop.schedule(at: start) { [unowned self] in
+            self.run(spans, index: 0, repeats: repeats, at: start)
+        }
     }
 
     /// Leaves the LED dark and stops the schedule.

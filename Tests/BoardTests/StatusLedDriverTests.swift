@@ -47,9 +47,30 @@ import Board
         driver.show(.blinks(3))
         loop.advanceTime(byMilliseconds: 5_000)
         let t = Self.trace(board, from: t0)
-        #expect(t.map(\.0) == [true, false, true, false, true, false, false])
-        #expect(t.map(\.1) == [0, 200, 500, 700, 1000, 1200, 2000])
+        #expect(t.map(\.0) == [false, true, false, true, false, true, false, false])
+        #expect(t.map(\.1) == [0, 400, 600, 900, 1100, 1400, 1600, 2400])
         #expect(t.filter(\.0).count == 3)
+    }
+
+    /// A confirmation that begins while the LED is lit starts dark, so its
+    /// first blink stands apart from the light before it.
+    @Test func aConfirmationAfterTheLightStartsDark() {
+        let (loop, board, driver) = Self.rig()
+        driver.show(.on)
+        let t0 = loop.now()
+        driver.show(.blinks(1))
+        loop.advanceTime(byMilliseconds: 2_000)
+        let t = Self.trace(board, from: t0)
+        #expect(t.map(\.0) == [true, false, true, false, false])
+        #expect(t.map(\.1) == [0, 0, 400, 600, 1400])
+        let (loop2, board2, driver2) = Self.rig()
+        let t1 = loop2.now()
+        driver2.show(.breathing)
+        driver2.show(.longBlink)
+        loop2.advanceTime(byMilliseconds: 3_000)
+        let long = Self.trace(board2, from: t1).suffix(4)
+        #expect(long.map(\.0) == [false, true, false, false], "dark, 1.2 s lit, dark: \(long)")
+        #expect(long.map(\.1) == [0, 400, 1600, 2100])
     }
 
     @Test func fastBlinkIsTenTimesASecond() {

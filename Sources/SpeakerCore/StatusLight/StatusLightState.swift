@@ -17,17 +17,28 @@ public enum StatusLedPattern: Equatable, Sendable {
     case fastBlink
 
     /// How long a one-shot pattern lasts (nil: it repeats until replaced),
-    /// including a dark pause after it so the count is readable.
+    /// including its dark lead-in and a dark pause after it so the count is readable.
     public var durationMs: Int? {
         switch self {
-        case .blinks(let n): return max(1, n) * 500 + 500
-        case .longBlink: return 1200 + 500
+        case .blinks(let n): return leadInMs + max(1, n) * 500 + 500
+        case .longBlink: return leadInMs + 1200 + 500
         case .off, .on, .breathing, .fastBlink: return nil
         }
     }
 
+    /// Dark before a one-shot pattern's first span: a confirmation often
+    /// begins while the LED is lit (playing, breathing), and without a gap
+    /// its first blink would merge with that light and the count read one short.
+    public var leadInMs: Int {
+        switch self {
+        case .blinks, .longBlink: return 400
+        case .off, .on, .breathing, .fastBlink: return 0
+        }
+    }
+
     /// The pattern as alternating lit/dark spans in ms, starting lit (`[]`: a
-    /// steady level, `isLit`). A repeating pattern loops over its spans.
+    /// steady level, `isLit`), after `leadInMs` dark. A repeating pattern
+    /// loops over its spans.
     public var spansMs: [Int] {
         switch self {
         case .off, .on: return []
