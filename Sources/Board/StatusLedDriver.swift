@@ -13,8 +13,8 @@ public protocol StatusLedLines: AnyObject {
 /// Plays a ``StatusLedPattern`` on the LED line with the event loop's timers
 /// (a timerfd: no sleeping, no polling): a steady level at once, or the
 /// pattern's lit/dark spans one after the other (after its dark lead-in),
-/// repeating for a repeating pattern and ending dark for a one-shot one. A new pattern replaces the
-/// one under way at once. Both boards use this one schedule, so the
+/// repeating for a repeating pattern and ending dark for a one-shot one. A
+/// new pattern replaces the one under way at once. Both boards use this one schedule, so the
 /// simulated board records exactly the levels the real line would show.
 /// Threading: loop thread only.
 public final class StatusLedDriver {
