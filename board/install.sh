@@ -57,6 +57,7 @@ SWIFT_VERSION="${SWIFT_VERSION:-6.3.1}"
 SWIFT_KEY_FINGERPRINT="${SWIFT_KEY_FINGERPRINT:-52BB7E3DE28A71BE22EC05FFEF80A866B47A981F}"
 PREFIX=/usr/local
 UNIT=/etc/systemd/system/ambient-speaker.service
+STOP_GUARD=/etc/systemd/system/ambient-speaker-network-stop.service
 CONFIG_DIR=/etc/ambient-speaker
 STATE_DIR=/var/lib/ambient-speaker
 UDEV_RULE=/etc/udev/rules.d/60-ambient-speaker-gpio.rules
@@ -224,7 +225,7 @@ if ((uninstall)); then
   if systemd_running && systemctl list-unit-files ambient-speaker.service >/dev/null 2>&1; then
     systemctl disable --now ambient-speaker.service 2>/dev/null || true
   fi
-  for f in "$UNIT" "$PREFIX/bin/ambient-speaker" "$UDEV_RULE"; do
+  for f in "$UNIT" "$STOP_GUARD" "$PREFIX/bin/ambient-speaker" "$UDEV_RULE"; do
     if [ -e "$f" ]; then rm -f "$f"; say "removed $f"; fi
   done
   if systemd_running; then systemctl daemon-reload; fi
@@ -306,7 +307,7 @@ if [ -n "$deb" ]; then
   [ "$deb_arch" = "$arch" ] || die "$deb is for $deb_arch, this system is $arch"
   deb_version="$(dpkg-deb -f "$deb" Version)"
   # A source install's files would shadow the package's (/etc over /usr/lib, /usr/local over /usr).
-  for f in "$UNIT" "$PREFIX/bin/ambient-speaker" "$UDEV_RULE"; do
+  for f in "$UNIT" "$STOP_GUARD" "$PREFIX/bin/ambient-speaker" "$UDEV_RULE"; do
     if [ -e "$f" ]; then rm -f "$f"; say "removed $f (from a source install; the package replaces it)"; fi
   done
   if [ "$(package_state) $(dpkg-query -W -f='${Version}' ambient-speaker 2>/dev/null || true)" = "install ok installed $deb_version" ]; then
@@ -429,6 +430,8 @@ done
 changed=0
 install_file "$binary" "$PREFIX/bin/ambient-speaker" 0755 root:root && changed=1
 install_file "$source_dir/systemd/ambient-speaker.service" "$UNIT" 0644 root:root && changed=1
+# Pulled in by the unit: at shutdown it stops the speaker before the network.
+install_file "$source_dir/systemd/ambient-speaker-network-stop.service" "$STOP_GUARD" 0644 root:root && changed=1
 rule="$(mktemp)"
 printf '%s\n' '# ambient-speaker (board/install.sh): GPIO character devices for the gpio group.' \
   'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"' >"$rule"

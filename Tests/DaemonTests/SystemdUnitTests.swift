@@ -12,26 +12,45 @@ func repositoryRoot(_ file: String = #filePath) -> String {
     return parts.joined(separator: "/")
 }
 
-/// systemd/ambient-speaker.service: `systemd-analyze verify` is clean and
+/// systemd/ambient-speaker.service and its network-stop guard: `systemd-analyze verify` is clean and
 /// `systemd-analyze security --offline=true` rates it at most 2.0.
 @Suite struct SystemdUnitTests {
     var unitPath: String { repositoryRoot() + "/systemd/ambient-speaker.service" }
 
-    /// Sound first: the speaker starts after sound (and network.target, so
-    /// that it stops before the network does), never after the network being
-    /// online or the clock being synchronised, and pulls neither in; on the
-    /// image it also waits for the settings service alone.
+    var guardPath: String { repositoryRoot() + "/systemd/ambient-speaker-network-stop.service" }
+
+    /// Sound first: the speaker starts after sound alone, never after the
+    /// network (not even network.target, which waits for systemd-networkd's
+    /// start) or the clock, and pulls neither in; on the image it also waits
+    /// for the settings service alone.
     @Test func startsAfterSoundWithoutWaitingForNetworkOrTime() throws {
         let unit = try Files.readText(unitPath)
         let after = Self.values("After", in: unit)
-        #expect(Set(after) == ["sound.target", "network.target"] && after.count == 2, "After=\(after)")
+        #expect(after == ["sound.target"], "After=\(after)")
         for key in ["Wants", "Requires", "Requisite", "BindsTo", "Upholds"] {
             let pulled = Self.values(key, in: unit)
-            #expect(!pulled.contains { $0.hasPrefix("network-online") || $0.hasPrefix("time-") }, "\(key)=\(pulled)")
+            #expect(!pulled.contains { $0.hasPrefix("network") || $0.hasPrefix("time-") }, "\(key)=\(pulled)")
         }
         let image = try Files.readText(repositoryRoot() + "/board/image/overlay/etc/systemd/system/ambient-speaker.service.d/image.conf")
         #expect(Self.values("After", in: image) == ["ambient-speaker-settings.service"])
         #expect(["Wants", "Requires", "Before"].allSatisfy { Self.values($0, in: image).isEmpty })
+    }
+
+    /// The stop before the network's: the speaker pulls in the guard without
+    /// ordering; the guard is ordered after network.target (so its stop comes
+    /// first at shutdown), stops the speaker then, and has no ordering against
+    /// the speaker (whose stop would then wait for the guard's: a deadlock).
+    @Test func theNetworkStopGuardOrdersOnlyTheStop() throws {
+        let unit = try Files.readText(unitPath)
+        #expect(Self.values("Wants", in: unit) == ["ambient-speaker-network-stop.service"])
+        #expect(!["After", "Before"].contains { Self.values($0, in: unit).contains("ambient-speaker-network-stop.service") })
+        let guardUnit = try Files.readText(guardPath)
+        #expect(Self.values("After", in: guardUnit) == ["network.target"])
+        #expect(Self.values("Before", in: guardUnit).isEmpty)
+        let service = guardUnit.split(separator: "\n").map { String($0.drop(while: { $0 == " " || $0 == "\t" })) }
+        #expect(service.contains("ExecStop=-/bin/systemctl stop ambient-speaker.service"), "\(guardUnit)")
+        #expect(service.contains("RemainAfterExit=yes") && service.contains("Type=oneshot"))
+        #expect(!service.contains { $0.hasPrefix("[Install]") }, "the guard is pulled in by the speaker, never enabled alone")
     }
 
     /// Every value of `key=` in the [Unit] section, space-separated lists split.
@@ -73,13 +92,14 @@ func repositoryRoot(_ file: String = #filePath) -> String {
         set -e; mkdir -p '\(root)/usr/lib/systemd' '\(root)/etc/systemd/system/ambient-speaker.service.d' '\(root)/usr/local/bin' '\(root)/bin'
         cp -r /lib/systemd/system '\(root)/usr/lib/systemd/'
         cp '\(try SpeakerProcess.binaryPath())' '\(root)/usr/local/bin/ambient-speaker'
-        cp /bin/kill '\(root)/bin/kill'
-        cp '\(unitPath)' '\(root)/etc/systemd/system/'
+        cp /bin/kill /bin/true /bin/systemctl '\(root)/bin/'
+        cp '\(unitPath)' '\(guardPath)' '\(root)/etc/systemd/system/'
         """
         let setupCode = try Files.shell(setup, logPath: root + "/setup.log", timeout: 60)
         #expect(setupCode == 0, "setup: \((try? Files.readText(root + "/setup.log")) ?? "")")
         if let dropIn { try Files.writeText(root + "/etc/systemd/system/ambient-speaker.service.d/broker-networks.conf", dropIn) }
-        let code = try Files.shell("systemd-analyze verify --root='\(root)' /etc/systemd/system/ambient-speaker.service",
+        let code = try Files.shell("systemd-analyze verify --root='\(root)' /etc/systemd/system/ambient-speaker.service"
+                                   + " /etc/systemd/system/ambient-speaker-network-stop.service",
                                    logPath: log, timeout: 120)
         let output = (try? Files.readText(log)) ?? ""
         #expect(code == 0 && output.isEmpty, "systemd-analyze verify (exit \(code.map(String.init) ?? "timeout")):\n\(output)")
