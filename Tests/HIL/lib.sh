@@ -84,14 +84,31 @@ hil_host_fail() {  # label, what, why
 # Boots one initramfs (the qemu command line follows the label), bounded by
 # SECONDS, prints the guest's check lines and adds its result to the totals.
 hil_boot() {  # label, seconds, qemu command...
-  local label=$1 seconds=$2 log="$work/console-$1.log" t0 qrc=0
+  hil_start "$@"
+  hil_wait "$1"
+}
+
+# hil_boot in two halves, so that several VMs can run at once: hil_start
+# launches the VM in the background; hil_wait waits for it and then adds its
+# result (in this shell, where the totals live).
+declare -A hil_pids=() hil_t0=() hil_limit=()
+hil_start() {  # label, seconds, qemu command...
+  local label=$1 seconds=$2
   shift 2
   echo "hil: booting $label" >&2
-  t0=$(date +%s)
-  timeout "$seconds" "$@" > "$log" 2>&1 < /dev/null || qrc=$?
+  hil_t0[$label]=$(date +%s) hil_limit[$label]=$seconds
+  rm -f "$work/qemu-exit-$label"
+  ( qrc=0; timeout "$seconds" "$@" > "$work/console-$label.log" 2>&1 < /dev/null || qrc=$?
+    echo "$qrc" > "$work/qemu-exit-$label" ) &
+  hil_pids[$label]=$!
+}
+hil_wait() {  # label
+  local label=$1 log="$work/console-$1.log" qrc
+  wait "${hil_pids[$label]}" || true
+  qrc=$(cat "$work/qemu-exit-$label" 2>/dev/null || echo "?")
   hil_gpio_traces "$label" "$log"
-  tally_vm HIL "$label" "$log" "$log" "qemu exit $qrc, timeout ${seconds} s"
-  echo "hil: $label VM ran $(( $(date +%s) - t0 )) s" >&2
+  tally_vm HIL "$label" "$log" "$log" "qemu exit $qrc, timeout ${hil_limit[$label]} s"
+  echo "hil: $label VM ran $(( $(date +%s) - ${hil_t0[$label]} )) s" >&2
 }
 
 # Writes the gpio traces a VM printed (HIL_GPIO_TRACE=1: "HIL GPIOTRACE [label]
