@@ -42,7 +42,17 @@ import Board
         }
     }
 
-    /// Runs the loop until `expected` reply lines arrived on `client` (or 2 s).
+    /// Runs the loop in short turns until `condition` holds (or 30 s, a hang
+    /// guard: a loaded or emulated host may take far longer than a real one).
+    private func runUntil(_ loop: EventLoop, _ condition: () -> Bool) throws {
+        let deadline = MonotonicClock.now() + 30_000_000_000
+        while !condition() && MonotonicClock.now() < deadline {
+            loop.schedule(after: 5) { loop.stop() }
+            try loop.run()
+        }
+    }
+
+    /// Runs the loop until `expected` reply lines arrived on `client` (or 30 s).
     private func collectReplies(_ loop: EventLoop, client: Int32, expected: Int) throws -> [String] {
         var replies: [String] = []
         var partial: [UInt8] = []
@@ -60,7 +70,7 @@ import Board
             }
             if replies.count >= expected { loop.stop() }
         }
-        let guardTimer = loop.schedule(after: 2000) { replies.append("<timeout>"); loop.stop() }
+        let guardTimer = loop.schedule(after: 30_000) { replies.append("<timeout>"); loop.stop() }
         try loop.run()
         loop.remove(registration)
         loop.cancel(guardTimer)
@@ -159,10 +169,9 @@ import Board
         let path = socketPath()
         let server = try LineServer(path: path, loop: loop, logger: logger) { "echo:\($0)" }
         var idle: [Int32] = []
-        for _ in 0..<32 {
+        for count in 1...32 {
             idle.append(try connectClient(to: path))
-            loop.schedule(after: 5) { loop.stop() }
-            try loop.run()  // accept it
+            try runUntil(loop) { server.clientCount == count }  // accepted
         }
         defer { idle.forEach { close($0) } }
         #expect(server.clientCount == 32)

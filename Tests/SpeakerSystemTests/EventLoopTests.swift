@@ -29,7 +29,7 @@ import SpeakerSystem
         }
         loop.schedule(at: base + 20 * ms) { record("b", base + 20 * ms) }
         loop.schedule(at: base + 40 * ms) { loop.stop() }
-        loop.schedule(after: 2000) { fired.append("guard"); loop.stop() }
+        loop.schedule(after: 30_000) { fired.append("guard"); loop.stop() }
         try loop.run()
         #expect(fired == ["a", "b", "rescheduled", "c"])
         #expect(lateness.allSatisfy { $0 }, "no timer may fire before its deadline")
@@ -59,7 +59,7 @@ import SpeakerSystem
         for i in 0..<5 { loop.schedule(at: past) { fired.append(i) } }
         loop.schedule(at: 0) { fired.insert(-1, at: 0) }  // deadline 0 must still fire
         loop.schedule(after: 1) { loop.stop() }
-        loop.schedule(after: 2000) { fired.append(99); loop.stop() }
+        loop.schedule(after: 30_000) { fired.append(99); loop.stop() }
         try loop.run()
         #expect(fired == [-1, 0, 1, 2, 3, 4])
     }
@@ -83,7 +83,7 @@ import SpeakerSystem
             }
         }
         waker.signal()
-        loop.schedule(after: 2000) { fired.append("guard"); loop.stop() }
+        loop.schedule(after: 30_000) { fired.append("guard"); loop.stop() }
         try loop.run()
         #expect(fired == ["late"])
     }
@@ -99,7 +99,7 @@ import SpeakerSystem
         // A real thread, not a Task: blocking tests may hold every thread of the cooperative pool.
         let signaller = Thread { waker.signal(); waker.signal(); waker.signal() }
         signaller.start()
-        loop.schedule(after: 2000) { drained.append(999); loop.stop() }
+        loop.schedule(after: 30_000) { drained.append(999); loop.stop() }
         try loop.run()
         #expect(drained.reduce(0, +) == 3)
         #expect(!drained.contains(999))
@@ -127,7 +127,7 @@ import SpeakerSystem
         }
         // raise() targets this thread, where onSignal blocked them.
         loop.schedule(after: 5) { raise(SIGUSR1) }
-        loop.schedule(after: 2000) { received.append(-1); loop.stop() }
+        loop.schedule(after: 30_000) { received.append(-1); loop.stop() }
         try loop.run()
         #expect(received == [SIGUSR1, SIGHUP])
     }

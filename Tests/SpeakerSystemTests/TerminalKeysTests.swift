@@ -39,7 +39,7 @@ import Board
 
         let typed = Array(" n\u{1b}[C\u{1b}[Dq".utf8)
         _ = typed.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
-        loop.schedule(after: 2000) { loop.stop() }
+        loop.schedule(after: 30_000) { loop.stop() }
         try loop.run()
         #expect(keys == [.space, .character("n"), .right, .left, .character("q")])
         #expect(keys.compactMap(DemoKeyboard.action(for:)) == [
