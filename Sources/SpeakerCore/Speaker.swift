@@ -135,6 +135,8 @@ public struct Speaker: Sendable {
             effects = []
         case .clockStepped(let now):
             effects = clockStepped(at: now)
+        case .clockSyncChanged(let now):
+            effects = clockSyncChanged(at: now)
         case .shutdown:
             effects = []  // persistIfDue(force:) below writes anything unsaved
         case let .reconfigure(newConfig, now):

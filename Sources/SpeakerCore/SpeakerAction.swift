@@ -85,6 +85,10 @@ public enum SpeakerAction: Equatable, Sendable {
     /// runtime through a timer cancelled on clock changes: the schedule is
     /// evaluated again at the new time.
     case clockStepped(at: MonotonicInstant)
+    /// The kernel's NTP-sync flag changed (noticed by the runtime's clock
+    /// watch; NTP may slew the clock into sync with no step): the schedule
+    /// is evaluated again, and `schedules` says the new `clockSynced`.
+    case clockSyncChanged(at: MonotonicInstant)
     /// The process is stopping (SIGTERM): write any unsaved state now.
     case shutdown(at: MonotonicInstant)
     /// A new configuration was loaded (SIGHUP): apply the keys that can

@@ -58,9 +58,8 @@ enum Launch {
         let sounds = LiveParts.sounds(catalog: catalog, config: config, logger: logger)
         let link = try LiveParts.mqttLink(config: config, logger: logger)
         let simulatedClock = simulatedWallClock(config: config, logger: logger)
-        let core = Speaker(config: config, catalog: catalog.entries,
-                           environment: LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)",
-                                                              simulatedClock: simulatedClock),
+        let environment = LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)", simulatedClock: simulatedClock)
+        let core = Speaker(config: config, catalog: catalog.entries, environment: environment,
                            revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load(),
                            artwork: LiveParts.artwork(catalog: catalog, config: config))
         logger.info("ambient-speaker \(CommandLineTool.version): device \"\(config.device.id)\", board \(config.board.kind.rawValue), "
@@ -90,7 +89,8 @@ enum Launch {
             audio: AudioService(engine: engine, sounds: sounds, mixer: mixer, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
             board: BoardService(board: board),
             frontEnds: (demo ? [DemoConsole(loop: loop, board: board)] : [])
-                + clockService(loop: loop, logger: logger, simulatedClock: simulatedClock),
+                + clockService(loop: loop, logger: logger, simulatedClock: simulatedClock)
+                + [ClockSyncWatch(read: environment.clockSynced, loop: loop, logger: logger.named("clock"))],
             mqtt: MQTTService(client: link, config: config, loop: loop, logger: logger))
         return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
     }

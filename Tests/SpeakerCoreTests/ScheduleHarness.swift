@@ -108,6 +108,17 @@ struct ScheduleHarness {
     }
 }
 
+extension ScheduleHarness {
+    /// The kernel's sync flag becomes `synced` with no step (NTP slewed the
+    /// clock into sync), and the runtime's watch reports it.
+    @discardableResult
+    mutating func syncChanges(to synced: Bool) -> [SpeakerEffect] {
+        clock.synced = synced
+        let fx = h.send(.clockSyncChanged(at: h.now))
+        return fx + h.engineDoes(fx)
+    }
+}
+
 extension [SpeakerEffect] {
     /// The schedule rules that fired, by index, from the core's log lines.
     var firedRules: [Int] {

@@ -54,7 +54,9 @@ import SpeakerProtocol
         #expect(s.state.schedule.trusted == false)
         #expect(boot.lastPublished("schedules")?["next"] == .null, "no next time is claimed on an untrusted clock")
         #expect(boot.lastPublished("schedules")?["clockSynced"] == .bool(false))
-        // Two minutes unsynced: the core looks again every 30 s, fires nothing.
+        // Unsynced, the core has nothing to wait for: no deadline of its own
+        // (the runtime's watch reports the sync), and two minutes fire nothing.
+        #expect(s.state.schedule.deadline == nil)
         #expect(s.pass(seconds: 120).firedRules.isEmpty)
         let synced = s.step(to: now)
         #expect(synced.firedRules == [0], "the 07:00 rule fires once at the sync; the 06:45 one is too old")
@@ -78,6 +80,29 @@ import SpeakerProtocol
         s.pass(seconds: 2)
         #expect(s.state.schedule.next?.at == utcSeconds(2026, 12, 2, 6, 0))
         #expect(s.pass(seconds: 60).firedRules == [0])
+    }
+
+    @Test func aSyncWithoutAStepIsTakenWhenReportedAndPublished() {
+        // NTP slews a nearly right clock into sync: no step, only the flag changes.
+        let now = utcSeconds(2026, 12, 2, 6, 3)  // 07:03 Berlin: the 07:00 rule passed 3 minutes ago
+        var s = ScheduleHarness(clock: TestWallClock(seconds: now, synced: false),
+                                rules: #"[{"at":"07:00","action":"play","fadeSeconds":0},{"at":"07:30","action":"stop","fadeSeconds":0}]"#)
+        s.start()
+        #expect(s.pass(seconds: 60).firedRules.isEmpty)
+        s.clock.synced = true
+        #expect(s.pass(seconds: 60).firedRules.isEmpty, "the core does not poll the flag")
+        let synced = s.syncChanges(to: true)
+        #expect(synced.firedRules == [0], "07:00, five minutes back, fires once when the sync is reported")
+        #expect(synced.lastPublished("schedules")?["clockSynced"] == .bool(true))
+        #expect(s.state.schedule.deadline != nil)
+        // Reported again (a redundant report): nothing fires twice.
+        #expect(s.syncChanges(to: true).firedRules.isEmpty)
+        // Sync lost: no rule fires, and `schedules` says so; the next does not fire until synced again.
+        let lost = s.syncChanges(to: false)
+        #expect(lost.lastPublished("schedules")?["clockSynced"] == .bool(false))
+        #expect(lost.lastPublished("schedules")?["next"] == .null)
+        #expect(s.state.schedule.deadline == nil)
+        #expect(s.pass(seconds: 30 * 60).firedRules.isEmpty, "07:30 passes unsynced")
     }
 
     @Test func aRuleWhoseTimePassedDuringAForwardStepFiresOnceWithinTheWindowElseNot() {

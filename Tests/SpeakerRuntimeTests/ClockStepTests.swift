@@ -15,6 +15,16 @@ final class WallClockBox: Sendable {
     }
 }
 
+/// The kernel's sync flag as a runtime test sets it.
+final class SyncFlagBox: Sendable {
+    private let flag: Mutex<Bool>
+    init(_ value: Bool) { flag = Mutex(value) }
+    var value: Bool {
+        get { flag.withLock { $0 } }
+        set { flag.withLock { $0 = newValue } }
+    }
+}
+
 /// The step descriptor's in-memory twin: readable when a test says so.
 final class InMemoryClockSteps: WallClockSteps {
     let fd: Int32 = 991
@@ -51,5 +61,31 @@ final class InMemoryClockSteps: WallClockSteps {
         let reductions = h.runtime.reductions
         h.loop.readable(fd: h.clockSteps.fd)
         #expect(h.runtime.reductions == reductions)
+    }
+
+    /// An unsynchronised, idle speaker is not woken by its schedule: only the
+    /// watch reads the flag, and the core runs when the flag changes.
+    @Test func aSyncIsNoticedByTheWatchAndAnIdleSpeakerIsNotWokenMeanwhile() throws {
+        // 2026-11-29T12:00Z; the rule is at 12:02 UTC.
+        let h = try RuntimeHarness {
+            $0.schedules = [ScheduleRule(minuteOfDay: 12 * 60 + 2, action: .play, fadeSeconds: 0)]
+        }
+        h.synced.value = false
+        try h.runtime.start()
+        h.loop.advanceTime(byMilliseconds: 1000)
+        #expect(h.state.schedule.deadline == nil && !h.state.schedule.synced)
+        let reductions = h.runtime.reductions
+        h.wall.seconds += 600
+        h.loop.advanceTime(byMilliseconds: 600_000)
+        #expect(h.runtime.reductions == reductions, "ten unsynchronised minutes: the core never ran")
+        #expect(!h.state.transport.session.intendsPlayback)
+        // NTP slews into sync: within one interval the rule (8 minutes back, inside the catch-up window) fires.
+        h.synced.value = true
+        h.wall.seconds += Int64(ClockSyncWatch.intervalMs / 1000)
+        h.loop.advanceTime(byMilliseconds: Int(ClockSyncWatch.intervalMs))
+        #expect(h.runtime.reductions == reductions + 1)
+        #expect(h.state.schedule.synced && h.state.schedule.trusted)
+        #expect(h.state.transport.session.intendsPlayback, "the 12:02 rule fired at the sync")
+        #expect(h.logs.entries.contains { $0.message.contains("wall clock synchronised") })
     }
 }

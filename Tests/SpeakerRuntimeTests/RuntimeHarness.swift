@@ -26,6 +26,8 @@ final class RuntimeHarness {
     let mqtt: InMemoryMQTT
     /// The wall clock the core reads (seconds since 1970), set by tests that step it.
     let wall = WallClockBox(seconds: 1_795_953_600)
+    /// The kernel's NTP-sync flag the core and the sync watch read.
+    let synced = SyncFlagBox(true)
     /// The wall-clock step descriptor (readable when a test steps the clock).
     let clockSteps = InMemoryClockSteps()
     let board: SpeakerBoard
@@ -71,7 +73,7 @@ final class RuntimeHarness {
         let core = Speaker(config: config, catalog: catalog.entries,
                            environment: SpeakerEnvironment(
                                wallClock: { [wall] in WallClockReading(seconds: wall.seconds, milliseconds: 0) },
-                               clockSynced: { true },
+                               clockSynced: { [synced] in synced.value },
                                newSessionID: { "session-1" },
                                software: "ambient-speaker test"),
                            revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load())
@@ -97,7 +99,8 @@ final class RuntimeHarness {
                                     mixer: mixer.map { MixerControl.opener(card: $0.card, element: $0.element, loop: loop, logger: logger) },
                                     fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
                 board: BoardService(board: board),
-                frontEnds: [ClockService(steps: clockSteps, loop: loop, logger: logger)],
+                frontEnds: [ClockService(steps: clockSteps, loop: loop, logger: logger),
+                            ClockSyncWatch(read: { [synced] in synced.value }, loop: loop, logger: logger)],
                 mqtt: MQTTService(client: mqtt, config: config, loop: loop, logger: logger)),
             logger: logger)
         reload = { [unowned self] in self.reloadResult }

@@ -15,7 +15,7 @@ import SpeakerPorts
     @Test func startsInOrderAndStopsInReverse() throws {
         let h = try RuntimeHarness()
         try h.runtime.start()
-        #expect(h.runtime.group.runningNames == ["systemd", "persistence", "audio", "board", "clock", "mqtt"])
+        #expect(h.runtime.group.runningNames == ["systemd", "persistence", "audio", "board", "clock", "clock-sync", "mqtt"])
         #expect(h.trace.lines == ["audio.start", "control.open control", "mqtt.start"])
         #expect(h.audio.requests.first?.hasPrefix("gain ") == true, "the initial level on .start")
         #expect(Set(h.loop.watchedDescriptors) == [h.audio.reportFD, h.mqtt.eventFD, h.clockSteps.fd])

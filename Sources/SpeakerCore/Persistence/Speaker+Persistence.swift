@@ -101,7 +101,7 @@ extension SpeakerAction {
         case .start(let at), .tick(let at), .command(_, let at), .engine(_, let at),
              .mqttConnected(let at), .mqttDisconnected(let at), .mqttProblem(_, let at), .retainedSessionSeen(_, _, let at),
              .shutdown(let at), .reconfigure(_, let at), .revisionReservation(_, _, let at),
-             .homeAssistantStatus(_, let at), .clockStepped(let at):
+             .homeAssistantStatus(_, let at), .clockStepped(let at), .clockSyncChanged(let at):
             return at
         case .lineEdge(let edge):
             return edge.at

@@ -15,10 +15,6 @@ enum ScheduleClock {
     /// schedule starts afresh from the new time instead of waiting for the
     /// clock to pass the old one again.
     static let resetBackwardSeconds: Int64 = 36 * 3600
-    /// While the clock is not trusted (not synchronised and
-    /// `clock.requireSync`), how often the core looks again: the kernel's
-    /// sync flag changes with no event when NTP slews instead of stepping.
-    static let syncRecheckMs: Int64 = 30_000
     /// After a step on an untrusted clock, the first look again: NTP marks
     /// the clock synchronised just after stepping it.
     static let stepRecheckMs: Int64 = 2_000

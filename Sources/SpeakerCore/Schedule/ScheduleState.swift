@@ -68,9 +68,10 @@ public struct ScheduleState: Equatable, Sendable {
         trusted = clock.synced || !clock.requireSync
         let hasWork = rules.contains { $0.enabled } || nightCap != nil
         guard trusted else {
+            // Nothing to wait for: the runtime reports the sync (`.clockSyncChanged`) and steps.
             next = nil
             nightActive = false
-            deadline = now.advanced(byMilliseconds: Int(ScheduleClock.syncRecheckMs))
+            deadline = nil
             return []
         }
         let wall = clock.wall.seconds
@@ -103,9 +104,8 @@ public struct ScheduleState: Equatable, Sendable {
             wakeAt += [cap.from, cap.to].compactMap { ScheduleClock.nextTimeOfDay($0, after: wall, zone: clock.zone) }
         }
         let wallMs = wall * 1000 + Int64(clock.wall.milliseconds)
-        var waitMs = min(wakeAt.min().map { max(0, $0 * 1000 - wallMs) } ?? ScheduleClock.maxWaitMs, ScheduleClock.maxWaitMs)
-        if !clock.synced { waitMs = min(waitMs, ScheduleClock.syncRecheckMs) }
-        deadline = hasWork || !clock.synced ? now.advanced(byMilliseconds: Int(waitMs)) : nil
+        let waitMs = min(wakeAt.min().map { max(0, $0 * 1000 - wallMs) } ?? ScheduleClock.maxWaitMs, ScheduleClock.maxWaitMs)
+        deadline = hasWork ? now.advanced(byMilliseconds: Int(waitMs)) : nil
         return fired.sorted { ($0.at, $0.rule) < ($1.at, $1.rule) }
     }
 

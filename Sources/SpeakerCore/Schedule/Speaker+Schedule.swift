@@ -73,6 +73,13 @@ extension Speaker {
         return effects
     }
 
+    /// The kernel's sync flag changed: evaluate with it, so rules wait no
+    /// longer than the change (and `schedules` publishes the new flag).
+    mutating func clockSyncChanged(at now: MonotonicInstant) -> [SpeakerEffect] {
+        let effects = evaluateSchedule(at: now)
+        return [.log(.info, "wall clock \(state.schedule.synced ? "synchronised" : "no longer synchronised")")] + effects
+    }
+
     /// The level above the cap in force comes down: at once (start-up, before
     /// anything is heard), else by `nightRampStep` every `nightRampIntervalMs`.
     private mutating func holdNightCap(at now: MonotonicInstant, atOnce: Bool) -> [SpeakerEffect] {
