@@ -37,7 +37,7 @@ public struct SettingsApplier {
             if error.errno == EFBIG { throw Failure(description: "(file): larger than \(ImageSettingsDecoder.maxBytes) bytes") }
             throw Failure(description: "(file): cannot read \(settingsPath): \(error.message)")
         }
-        let plan: SettingsPlan
+        var plan: SettingsPlan
         do {
             let raw = try parse(bytes)
             let settings = try ImageSettingsDecoder().decode(raw)
@@ -45,6 +45,7 @@ public struct SettingsApplier {
         } catch {
             throw Failure(description: error.description)
         }
+        plan.notices += removeInterruptedApplies()
         let owners = try owners()
         var staged: [(change: FileChange, temporary: String?)] = []
         do throws(SystemError) {
@@ -75,6 +76,24 @@ public struct SettingsApplier {
             }
         }
         return plan
+    }
+
+    /// Removes the staged files of an apply a power cut interrupted (never
+    /// renamed, so never any file's content) beside every managed file; one
+    /// notice per file removed, or per one that could not be.
+    private func removeInterruptedApplies() -> [String] {
+        var byDirectory: [String: [String]] = [:]
+        for path in SettingsPaths.managed {
+            let (directory, name) = FileIO.split(root + path)
+            byDirectory[directory, default: []].append(name)
+        }
+        var notices: [String] = []
+        for (directory, names) in byDirectory.sorted(by: { $0.key < $1.key }) {
+            let outcome = InterruptedWrites.remove(in: directory, for: names)
+            notices += outcome.removed.map { "removed \(directory)/\($0), left by an interrupted apply" }
+            notices += outcome.failed.map { "could not remove \(directory)/\($0.name), left by an interrupted apply: \($0.error)" }
+        }
+        return notices
     }
 
     private func parse(_ bytes: [UInt8]) throws(ConfigError) -> JSONValue {
@@ -120,9 +139,6 @@ public struct SettingsApplier {
         let (directory, name) = FileIO.split(target)
         let parentMode: mode_t = change.path.hasPrefix("/root/.ssh/") ? 0o700 : 0o755
         try SystemFacts.makeDirectories(path: directory, mode: parentMode)
-        // A power cut between staging and renaming leaves `.NAME.apply-*` (and
-        // `.NAME.tmp-*`) beside the file: never renamed, so never the file.
-        _ = InterruptedWrites.remove(in: directory, for: [name])
         let temporary = "\(directory)/.\(name).apply-\(getpid())-\(randomBytes(4).map { String($0, radix: 16) }.joined())"
         switch change {
         case .remove:

@@ -299,6 +299,35 @@ import TestSupport
         #expect(SettingsRoot.differences(before, r.snapshot()) == [])
     }
 
+    /// A power cut between staging and renaming leaves `.NAME.apply-*` beside
+    /// a file; the next apply removes them beside every file it manages, even
+    /// one it does not change this time, and nothing else. Every file an
+    /// apply writes is one of those it manages.
+    @Test func theNextApplyRemovesWhatAnInterruptedOneStagedAndOnlyThat() throws {
+        let r = try SettingsRoot()
+        let before = r.snapshot()
+        #expect(try r.apply(SettingsRoot.good).code == 0)
+        let managed = Set(SettingsPaths.managed.map { r.root + $0 })
+        let written = SettingsRoot.differences(before, r.snapshot()).filter { path in
+            var st = stat()
+            return lstat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFDIR
+        }
+        #expect(written.count >= 8, "\(written)")
+        #expect(written.allSatisfy(managed.contains), "written outside SettingsPaths.managed: \(written.filter { !managed.contains($0) })")
+        // What a cut in the middle of the next apply would have left (the
+        // hostname and the password are not changed by applying the same file).
+        let staged = ["/etc/.hostname.apply-4242-a1", "/etc/ambient-speaker/.mqtt-password.apply-4242-b2",
+                      "/boot/firmware/.config.txt.apply-17-c3", "/etc/ambient-speaker/.config.json.tmp-9"]
+        let foreign = ["/etc/.passwd.apply-1-d4", "/etc/ambient-speaker/notes.apply-1", "/etc/.hostname-old"]
+        for path in staged + foreign { try Files.writeText(r.root + path, "half-written\n") }
+        let run = try r.apply(try Files.read(r.settingsPath))
+        #expect(run.code == 0, "\(run.output)")
+        for path in staged { #expect(r.text(path) == nil, "\(path) still there") }
+        for path in foreign { #expect(r.text(path) == "half-written\n", "\(path) is not the applier's") }
+        #expect(run.output.contains("removed \(r.root)/etc/.hostname.apply-4242-a1, left by an interrupted apply"), "\(run.output)")
+        #expect(r.text("/etc/hostname") == "speaker-one\n")
+    }
+
     /// Wi-Fi off (empty SSID) removes the config; a 64-hex passphrase is the PSK itself.
     @Test func wifiOffAndAHexPSK() throws {
         let r = try SettingsRoot()

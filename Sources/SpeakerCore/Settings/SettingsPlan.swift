@@ -86,6 +86,12 @@ public enum SettingsPaths {
     public static let password = "/etc/ambient-speaker/mqtt-password"
     public static let caCertificate = "/etc/ambient-speaker/mqtt-ca.pem"
     public static let networkDropIn = "/etc/systemd/system/ambient-speaker.service.d/broker-networks.conf"
+
+    /// Every file an apply may write or remove: before staging, the applier
+    /// removes what a power cut left beside any of them, whether or not this
+    /// apply changes that file.
+    public static let managed = [hostname, hosts, localtime, timezone, authorizedKeys, wpaConfig, wpaWants,
+                                 firmwareCustom, configTxt, config, password, caCertificate, networkDropIn]
 }
 
 extension ImageSettings {
