@@ -45,8 +45,8 @@ public struct SettingsApplier {
         } catch {
             throw Failure(description: error.description)
         }
-        plan.notices += removeInterruptedApplies()
         let owners = try owners()
+        plan.notices += removeInterruptedApplies()
         var staged: [(change: FileChange, temporary: String?)] = []
         do throws(SystemError) {
             for change in plan.changes { staged.append((change, try stage(change, owners: owners))) }

@@ -18,30 +18,23 @@ public final class ClockSyncWatch: SpeakerService {
     /// once by ``ClockService``).
     public static let intervalMs: UInt64 = 30_000
 
-    private struct Watching {
-        var synced: Bool
-        var timer: LoopTimerID
-    }
-
     private let read: () -> Bool
     private let loop: any EventLoopProtocol
-    private let logger: Logger
-    private var phase = ServicePhase<Watching>.idle
+    private var phase = ServicePhase<LoopTimerID>.idle
 
     /// `read` answers the core's own question (live: the environment's
     /// `clockSynced`, so both see the same flag).
-    public init(read: @escaping () -> Bool, loop: any EventLoopProtocol, logger: Logger) {
+    public init(read: @escaping () -> Bool, loop: any EventLoopProtocol) {
         self.read = read
         self.loop = loop
-        self.logger = logger
     }
 
     public func start(_ context: ServiceContext) throws(StartupError) {
-        phase = .running(Watching(synced: read(), timer: next(context)))
+        phase = .running(next(context))
     }
 
     public func stop() {
-        if case .running(let watching) = phase { loop.cancel(watching.timer) }
+        if case .running(let timer) = phase { loop.cancel(timer) }
         phase = .stopped
     }
 
@@ -52,15 +45,12 @@ public final class ClockSyncWatch: SpeakerService {
         }
     }
 
+    /// Compares with the flag the core last evaluated with (its
+    /// `schedule.synced`), so a change the core already took (at a step)
+    /// is not reported again; the core logs the change.
     private func check(_ context: ServiceContext) {
-        guard case .running(var watching) = phase else { return }
-        let synced = read()
-        watching.timer = next(context)
-        if synced != watching.synced {
-            watching.synced = synced
-            logger.debug("the clock is \(synced ? "now" : "no longer") NTP-synchronised")
-            context.send(.clockSyncChanged(at: context.now()))
-        }
-        phase = .running(watching)
+        guard case .running = phase else { return }
+        phase = .running(next(context))
+        if read() != context.state.schedule.synced { context.send(.clockSyncChanged(at: context.now())) }
     }
 }

@@ -90,7 +90,7 @@ enum Launch {
             board: BoardService(board: board),
             frontEnds: (demo ? [DemoConsole(loop: loop, board: board)] : [])
                 + clockService(loop: loop, logger: logger, simulatedClock: simulatedClock)
-                + [ClockSyncWatch(read: environment.clockSynced, loop: loop, logger: logger.named("clock"))],
+                + [ClockSyncWatch(read: environment.clockSynced, loop: loop)],
             mqtt: MQTTService(client: link, config: config, loop: loop, logger: logger))
         return SpeakerRuntime(core: core, loop: loop, services: services, logger: logger)
     }

@@ -100,7 +100,7 @@ final class RuntimeHarness {
                                     fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
                 board: BoardService(board: board),
                 frontEnds: [ClockService(steps: clockSteps, loop: loop, logger: logger),
-                            ClockSyncWatch(read: { [synced] in synced.value }, loop: loop, logger: logger)],
+                            ClockSyncWatch(read: { [synced] in synced.value }, loop: loop)],
                 mqtt: MQTTService(client: mqtt, config: config, loop: loop, logger: logger)),
             logger: logger)
         reload = { [unowned self] in self.reloadResult }
