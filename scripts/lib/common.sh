@@ -37,9 +37,19 @@ need_packages() {  # [--recommends] package...
   done
   ((${#missing[@]})) || return 0
   echo "installing: ${missing[*]}" >&2
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+  # Bounded: another apt client holding the lock for 2 minutes fails the
+  # caller with apt's own message instead of stalling a CI stage; a transient
+  # mirror error is retried.
+  as_root apt-get -o Acquire::Retries=3 -o DPkg::Lock::Timeout=120 update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 -o Acquire::Retries=3 install -y -qq \
     ${recommends[@]+"${recommends[@]}"} "${missing[@]}" >/dev/null
+}
+
+# Prints a TCP port on 127.0.0.1 that nothing listens on now (the kernel's
+# choice for a bind to port 0), for a test's private server; several suites
+# run side by side on this machine, so a port derived from the pid can collide.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # The Debian mirror roots and source downloads use: $DEBIAN_MIRROR, else the
@@ -74,9 +84,23 @@ debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
   # keyring (--force-check-gpg: no keyring or no signature is an error, not a warning).
   [ -s "$keyring" ] || { echo "debootstrap: no $keyring (apt-get install debian-archive-keyring)" >&2; return 1; }
   echo "debootstrap: $suite $arch ${include:+(+ $include) }from $mirror, signatures checked against $keyring; log $log" >&2
-  as_root debootstrap --variant=minbase --arch="$arch" --components="$components" --keyring="$keyring" --force-check-gpg \
-    ${include:+--include="$include"} "$suite" "$dest" "$mirror" >"$log" 2>&1 || {
-    tail -30 "$log" >&2; return 1; }
+  local attempt
+  for attempt in 1 2; do
+    # dpkg inside the new root writes without fsync while it is being made
+    # (a root that is cut off half-way is never used: cache_entry); the
+    # setting is removed again, so the finished root behaves as Debian's.
+    as_root mkdir -p "$dest/etc/dpkg/dpkg.cfg.d"
+    echo force-unsafe-io | as_root tee "$dest/etc/dpkg/dpkg.cfg.d/zz-ambient-build-unsafe-io" >/dev/null
+    if as_root debootstrap --variant=minbase --arch="$arch" --components="$components" --keyring="$keyring" --force-check-gpg \
+        ${include:+--include="$include"} "$suite" "$dest" "$mirror" >"$log" 2>&1; then
+      as_root rm -f "$dest/etc/dpkg/dpkg.cfg.d/zz-ambient-build-unsafe-io"
+      return 0
+    fi
+    tail -30 "$log" >&2
+    # One more try from nothing: a mirror's transient error should not fail a whole run.
+    [ "$attempt" = 2 ] || { echo "debootstrap: failed; trying once more" >&2; as_root rm -rf --one-file-system "$dest"; }
+  done
+  return 1
 }
 
 # Makes the cache entry DEST once: when DEST/MARKER exists it is complete and
@@ -85,9 +109,15 @@ debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
 # used (and is removed when the script exits). Older entries matching
 # --replaces GLOB go once the new one is in place.
 cache_entry() {  # dest marker [--replaces GLOB] maker args...
-  local dest=$1 marker=$2 tmp old replaces="" t0
+  local dest=$1 marker=$2 tmp old replaces="" t0 lock
   shift 2
   if [ "${1:-}" = --replaces ]; then replaces=$2; shift 2; fi
+  [ ! -e "$dest/$marker" ] || return 0
+  # One maker per entry: a second caller (another CI stage running beside)
+  # waits for the first and then finds the entry complete. The lock is held
+  # on an fd of this shell until it exits.
+  exec {lock}>>"$dest.lock"
+  flock "$lock"
   [ ! -e "$dest/$marker" ] || return 0
   tmp="$dest.tmp.$$"
   rm -rf "$tmp"
@@ -99,7 +129,7 @@ cache_entry() {  # dest marker [--replaces GLOB] maker args...
   mv "$tmp" "$dest"
   if [ -n "$replaces" ]; then
     for old in $replaces; do
-      case "$old" in *.tmp.*|"$dest") ;; *) rm -rf "$old" ;; esac
+      case "$old" in *.tmp.*|*.lock|"$dest") ;; *) rm -rf "$old" ;; esac
     done
   fi
   echo "cache: $(basename "$dest") made in $(( $(date +%s) - t0 )) s" >&2
@@ -220,4 +250,17 @@ tally_finish() {  # name
   echo "$1: wall time $(( $(date +%s) - tally_started )) s" >&2
   echo "$tally_passed passed, $tally_failed failed"
   [ "$tally_failed" -eq 0 ] && [ "$tally_passed" -gt 0 ]
+}
+
+# The "N passed, N failed" line of a `swift test` run from its LOG and exit
+# STATUS: swift-testing's per-test verdicts (a parameterised test counts once);
+# a run that failed without a failed test (a build error, a crash) counts one
+# failure. Returns non-zero unless the run passed.
+swift_test_tally() {  # log status
+  local passed failed
+  passed=$(grep -E '^✔ Test .* passed after' "$1" | grep -cv '^✔ Test run with' || true)
+  failed=$(grep -E '^✘ Test .* failed after' "$1" | grep -cv '^✘ Test run with' || true)
+  if [ "$2" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  echo "$passed passed, $failed failed"
+  [ "$2" -eq 0 ] && [ "$failed" -eq 0 ]
 }
