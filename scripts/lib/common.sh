@@ -89,11 +89,12 @@ debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
     # dpkg inside the new root writes without fsync while it is being made
     # (a root that is cut off half-way is never used: cache_entry); the
     # setting is removed again, so the finished root behaves as Debian's.
-    as_root mkdir -p "$dest/etc/dpkg/dpkg.cfg.d"
-    echo force-unsafe-io | as_root tee "$dest/etc/dpkg/dpkg.cfg.d/zz-ambient-build-unsafe-io" >/dev/null
+    # (The callers run as root: debootstrap needs it.)
+    mkdir -p "$dest/etc/dpkg/dpkg.cfg.d"
+    echo force-unsafe-io >"$dest/etc/dpkg/dpkg.cfg.d/zz-ambient-build-unsafe-io"
     if as_root debootstrap --variant=minbase --arch="$arch" --components="$components" --keyring="$keyring" --force-check-gpg \
         ${include:+--include="$include"} "$suite" "$dest" "$mirror" >"$log" 2>&1; then
-      as_root rm -f "$dest/etc/dpkg/dpkg.cfg.d/zz-ambient-build-unsafe-io"
+      rm -f "$dest/etc/dpkg/dpkg.cfg.d/zz-ambient-build-unsafe-io"
       return 0
     fi
     tail -30 "$log" >&2
