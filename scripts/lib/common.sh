@@ -110,15 +110,17 @@ debootstrap_root() {  # arch suite dest log [--components LIST] [--include LIST]
 # used (and is removed when the script exits). Older entries matching
 # --replaces GLOB go once the new one is in place.
 cache_entry() {  # dest marker [--replaces GLOB] maker args...
-  local dest=$1 marker=$2 tmp old replaces="" t0 lock
+  # (The fd's name is unusual on purpose: the maker runs inside this function
+  # and sees its locals, and a caller's maker may well use $lock.)
+  local dest=$1 marker=$2 tmp old replaces="" t0 cache_entry_lock_fd
   shift 2
   if [ "${1:-}" = --replaces ]; then replaces=$2; shift 2; fi
   [ ! -e "$dest/$marker" ] || return 0
   # One maker per entry: a second caller (another CI stage running beside)
   # waits for the first and then finds the entry complete. The lock is held
   # on an fd of this shell until it exits.
-  exec {lock}>>"$dest.lock"
-  flock "$lock"
+  exec {cache_entry_lock_fd}>>"$dest.lock"
+  flock "$cache_entry_lock_fd"
   [ ! -e "$dest/$marker" ] || return 0
   tmp="$dest.tmp.$$"
   rm -rf "$tmp"
