@@ -3,6 +3,7 @@
 import Glibc
 #endif
 import SpeakerCore
+import SpeakerProtocol
 import Testing
 import TestSupport
 

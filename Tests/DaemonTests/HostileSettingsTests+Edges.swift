@@ -3,6 +3,7 @@
 import Glibc
 #endif
 import SpeakerCore
+import SpeakerProtocol
 import Testing
 import TestSupport
 
@@ -129,7 +130,7 @@ extension HostileSettingsTests {
             print("aFullBootPartitionNeverLeavesInvalidJSON: skipped, cannot mount a tmpfs here")
             return
         }
-        defer { _ = umount2(boot, MNT_DETACH) }
+        defer { _ = umount2(boot, Int32(MNT_DETACH)) }
         // Compact, with both secrets, padded to just under one page.
         let compact = "{\"hostname\":\"speaker-two\",\"wifi\":{\"country\":\"DE\",\"ssid\":\"Home [5G]\",\"passphrase\":\"\(Self.pass)\"},"
             + "\"mqtt\":{\"password\":\"\(Self.pw)\"},\"speaker\":{\"session\":{\"idleTimeoutSeconds\":3600}},\"_pad\":["
