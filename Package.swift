@@ -106,6 +106,6 @@ let package = Package(
                                                                 "SoundFiles", "Ambience"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "SpeakerSystem", "SpeakerProtocol"]),
         // The daemon as a service: persistence under kill -9, systemd lifecycle, the unit and the board kit.
-        .testTarget(name: "DaemonTests", dependencies: ["TestSupport", "SpeakerCore", "SpeakerProtocol"]),
+        .testTarget(name: "DaemonTests", dependencies: ["TestSupport", "SpeakerCore", "SpeakerProtocol", "SpeakerHost"]),
     ]
 )

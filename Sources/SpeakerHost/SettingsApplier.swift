@@ -30,8 +30,14 @@ public struct SettingsApplier {
         public var description: String
     }
 
-    /// Applies the file; answers the plan that was carried out.
-    public func apply() throws(Failure) -> SettingsPlan {
+    /// Applies the file; answers the plan that was carried out. Last, it
+    /// records the hash of the file's bytes as it leaves them (the bytes it
+    /// read, or the blanked bytes it wrote) in `SettingsPaths.appliedHash`:
+    /// a file saved at any moment after the read hashes differently, so it
+    /// is applied next time instead of being taken as applied.
+    /// `beforeBlanking` runs between the renames and the blanking (tests
+    /// save a new file there, as a user editing the card might).
+    public func apply(beforeBlanking: () -> Void = {}) throws(Failure) -> SettingsPlan {
         let bytes: [UInt8]
         do { bytes = try FileIO.read(path: settingsPath, maxBytes: ImageSettingsDecoder.maxBytes, followSymlinks: false) } catch {
             if error.errno == EFBIG { throw Failure(description: "(file): larger than \(ImageSettingsDecoder.maxBytes) bytes") }
@@ -40,8 +46,7 @@ public struct SettingsApplier {
         var plan: SettingsPlan
         do {
             let raw = try parse(bytes)
-            let settings = try ImageSettingsDecoder().decode(raw)
-            plan = try settings.plan(raw: raw, view: try view())
+            plan = try AppliedSettings.plan(file: raw, previous: previousDocument(), view: try view())
         } catch {
             throw Failure(description: error.description)
         }
@@ -70,12 +75,30 @@ public struct SettingsApplier {
             let fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if fd >= 0 { fsync(fd); close(fd) }
         }
+        beforeBlanking()
+        var left = bytes
         if let scrubbed = plan.scrubbed {
-            do { try overwriteInPlace(settingsPath, with: scrubbed) } catch {
-                throw Failure(description: "applied, but blanking the secrets in \(settingsPath) failed: \(error)")
+            do {
+                if let written = try SettingsBlanking.overwrite(settingsPath, expecting: bytes, with: scrubbed) {
+                    left = written
+                    plan.notices.append("blanked the Wi-Fi passphrase and MQTT password in \(settingsPath) (applied; a null keeps them)")
+                } else {
+                    plan.warnings.append("\(settingsPath) was saved again while it was applied: not blanked; the new file is applied next")
+                }
+            } catch {
+                throw Failure(description: "applied, but blanking the secrets in \(settingsPath) failed: \(error); the file is unchanged and still holds them (the next start tries again)")
             }
         }
+        do { try FileIO.writeAtomically(path: root + SettingsPaths.appliedHash, text: SHA256.hex(left) + "\n", mode: 0o644) } catch {
+            throw Failure(description: "applied, but recording it in \(root + SettingsPaths.appliedHash) failed: \(error) (the next start applies the file again)")
+        }
         return plan
+    }
+
+    /// The previous applied document, or nil when there is none (or it cannot be read: then the file applies on its own).
+    private func previousDocument() -> JSONValue? {
+        guard let bytes = try? FileIO.read(path: root + SettingsPaths.appliedSettings, maxBytes: 1 << 20, followSymlinks: false) else { return nil }
+        return try? JSONParser(maxDepth: 16).parse(bytes)
     }
 
     /// Removes the staged files of an apply a power cut interrupted (never
@@ -120,8 +143,10 @@ public struct SettingsApplier {
             wpaConfig: text(SettingsPaths.wpaConfig), firmwareCustom: text(SettingsPaths.firmwareCustom),
             configTxt: text(SettingsPaths.configTxt), passwordSaved: saved,
             zoneExists: { name in
+                // A zone file (TZif), not one of the tables or links beside them.
                 var z = stat()
-                return stat(zones + "/" + name, &z) == 0 && (z.st_mode & S_IFMT) == S_IFREG
+                guard stat(zones + "/" + name, &z) == 0, (z.st_mode & S_IFMT) == S_IFREG else { return false }
+                return (try? FileIO.read(path: zones + "/" + name, exactly: 4)) == Array("TZif".utf8)
             })
     }
 
@@ -169,20 +194,5 @@ public struct SettingsApplier {
             }
             return temporary
         }
-    }
-
-    /// Writes `bytes` over the file's old bytes in place (padded with spaces
-    /// to its old size, `fsync`ed, then cut to length): on FAT the clusters
-    /// that held the secrets are overwritten, not freed with them inside.
-    private func overwriteInPlace(_ path: String, with bytes: [UInt8]) throws(SystemError) {
-        let fd = try systemCall("open", path: path) { open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
-        defer { close(fd) }
-        var st = stat()
-        _ = try systemCall("fstat", path: path) { fstat(fd, &st) }
-        let padded = bytes + [UInt8](repeating: 0x20, count: max(0, Int(st.st_size) - bytes.count))
-        try FileIO.writeAll(fd: fd, bytes: padded, path: path)
-        _ = try systemCall("fsync", path: path) { fsync(fd) }
-        _ = try systemCall("ftruncate", path: path) { ftruncate(fd, off_t(bytes.count)) }
-        _ = try systemCall("fsync", path: path) { fsync(fd) }
     }
 }

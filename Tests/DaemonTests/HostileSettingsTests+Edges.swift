@@ -3,6 +3,7 @@
 import Glibc
 #endif
 import SpeakerCore
+import SpeakerHost
 import SpeakerProtocol
 import Testing
 import TestSupport
@@ -77,11 +78,11 @@ extension HostileSettingsTests {
         #expect(none.code == 0, "\(none.output)")
         #expect(r.text("/etc/ambient-speaker/mqtt-password") == nil)
         var config = try JSONParser().parse(Array((r.text("/etc/ambient-speaker/config.json") ?? "").utf8))
-        #expect(config["mqtt"]?["passwordFile"] == nil)
+        #expect(Self.absent(config["mqtt"]?["passwordFile"]))
         let keep = try r.apply("{\"mqtt\": {\"password\": null}}")
         #expect(keep.code == 0, "\(keep.output)")
         config = try JSONParser().parse(Array((r.text("/etc/ambient-speaker/config.json") ?? "").utf8))
-        #expect(config["mqtt"]?["passwordFile"] == nil, "the old password came back")
+        #expect(Self.absent(config["mqtt"]?["passwordFile"]), "the old password came back")
         #expect(r.files(containing: Self.pw).isEmpty)
     }
 
@@ -118,6 +119,23 @@ extension HostileSettingsTests {
         #expect(run.code == 1 && run.output.contains("WPA2 personal") && !run.output.contains("WPA3"), "\(run.output)")
         let example = try Files.readText(SettingsRoot.repository + "/board/image/ambient-speaker.example.json")
         #expect(!example.contains("WPA3") || example.contains("WPA3-only networks are not supported"))
+    }
+
+    /// A save while the applier runs (after its read, before its blanking)
+    /// is not overwritten by the blanked first file: the edit stays, is not
+    /// recorded as applied, and the next run applies it.
+    @Test func aSaveWhileTheApplierRunsIsKeptAndAppliedNext() throws {
+        let r = try SettingsRoot()
+        try r.write(r.settingsPath, Array(SettingsRoot.good.utf8))
+        let edited = Self.replacing("\"hostname\": \"speaker-one\"", "\"hostname\": \"edited\"")
+        let applier = SettingsApplier(settingsPath: r.settingsPath, root: r.root, serviceUser: nil)
+        let plan = try applier.apply(beforeBlanking: { try? r.write(r.settingsPath, edited) })
+        #expect(try Files.read(r.settingsPath) == edited, "the edit was lost")
+        #expect(plan.warnings.contains { $0.contains("saved again while it was applied") }, "\(plan.warnings)")
+        #expect(r.text("/var/lib/ambient-speaker-image/applied.sha256") != SHA256.hex(edited) + "\n")
+        _ = try applier.apply()
+        #expect(r.text("/etc/hostname") == "edited\n")
+        #expect(r.files(containing: Self.pass).isEmpty, "the edit's secrets are blanked")
     }
 
     /// A full boot partition: blanking never leaves the file invalid (it is

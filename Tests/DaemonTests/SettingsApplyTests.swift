@@ -190,13 +190,16 @@ import TestSupport
         #expect(SettingsRoot.differences(before, r.snapshot()) == [])
     }
 
-    /// Row 4 (the applier's half): a password without TLS is a warning in the journal.
-    @Test func row4APasswordWithoutTLSIsAWarning() throws {
+    /// Row 4 (the applier's half): a password without TLS is refused, and a
+    /// warning in the journal when the file allows it explicitly.
+    @Test func row4APasswordWithoutTLSIsRefusedOrAWarning() throws {
         let r = try SettingsRoot()
         let plain = SettingsRoot.good.replacingOccurrences("\"port\": 8883", with: "\"port\": 1883")
             .replacingOccurrences("\"caCertificate\": \"\(SettingsRoot.pem.replacingNewlines)\"", with: "\"caCertificate\": null")
-        let run = try r.apply(plain)
-        #expect(run.code == 0)
+        let refused = try r.apply(plain)
+        #expect(refused.code == 1 && refused.output.contains("mqtt.caCertificate: TLS is off but a broker password is given"), "\(refused.output)")
+        let run = try r.apply(plain.replacingOccurrences("\"port\": 1883", with: "\"port\": 1883, \"allowPasswordWithoutTLS\": true"))
+        #expect(run.code == 0, "\(run.output)")
         #expect(run.output.contains("<4>mqtt: the broker password goes to broker.lan:1883 without TLS"), "\(run.output)")
     }
 
@@ -222,8 +225,16 @@ import TestSupport
     @Test(arguments: ["board/image/ambient-speaker.json", "board/image/ambient-speaker.example.json", "Tests/Image/settings.json"])
     func theShippedSettingsFilesApply(path: String) throws {
         let r = try SettingsRoot()
-        let run = try r.apply(try Files.read(SettingsRoot.repository + "/" + path))
+        let run = try r.apply(try Self.imageTestSettings(path))
         #expect(run.code == 0, "\(path): \(run.output)")
+    }
+
+    /// A shipped settings file; the image boot test's with the CA that
+    /// Tests/Image/run puts into it for each run (its broker password needs TLS).
+    static func imageTestSettings(_ path: String) throws -> String {
+        let text = try Files.readText(SettingsRoot.repository + "/" + path)
+        guard path == "Tests/Image/settings.json" else { return text }
+        return text.replacingOccurrences("\"caCertificate\": null", with: "\"caCertificate\": \"\(SettingsRoot.pem.replacingNewlines)\"")
     }
 
     /// What the image's boot test (Tests/Image/guest/usr/libexec/image-test/check)
@@ -232,7 +243,7 @@ import TestSupport
     /// key with config.json untouched, then a new time zone applied.
     @Test func theImageBootTestsExpectations() throws {
         let r = try SettingsRoot()
-        let first = try r.apply(try Files.read(SettingsRoot.repository + "/Tests/Image/settings.json"))
+        let first = try r.apply(try Self.imageTestSettings("Tests/Image/settings.json"))
         #expect(first.code == 0, "\(first.output)")
         let wpa = r.text(Self.wpa) ?? ""
         #expect(wpa.split(separator: "\n").contains("country=DE"))
@@ -279,7 +290,7 @@ import TestSupport
         var again = try Files.read(r.settingsPath)
         again.append(0x0A)
         #expect(try r.apply(again).code == 0)
-        #expect(SettingsRoot.differences(before, r.snapshot()) == [])
+        #expect(SettingsRoot.differences(before, r.snapshot()) == [r.root + "/var/lib/ambient-speaker-image/applied.sha256"], "only the new file's hash")
     }
 
     /// A settings path that is a symbolic link or a FIFO is refused at once

@@ -14,7 +14,7 @@ struct SettingsWrapper {
     var stubs: String { root.directory + "/stubs" }
     var script: String { SettingsRoot.repository + "/board/image/overlay/usr/libexec/ambient-speaker-image/apply-settings" }
     var recorded: String? { root.text("/var/lib/ambient-speaker-image/applied.sha256") }
-    var led: String? { root.text("/sys/class/leds/ACT/trigger") }
+    var led: String? { root.text("/sys/class/leds/ACT/trigger").map { String($0.prefix { $0 != "\n" }) } }
 
     init(_ root: SettingsRoot) throws {
         self.root = root

@@ -20,6 +20,8 @@ public struct ImageSettings: Equatable, Sendable {
     public var mqttPassword: Secret = .keepSaved
     /// `mqtt.caCertificate`: PEM text of the broker's CA; nil: no CA from the settings.
     public var mqttCACertificate: String?
+    /// `mqtt.allowPasswordWithoutTLS`: a broker password without TLS is accepted (with a warning), not refused.
+    public var allowPasswordWithoutTLS = false
     /// `brokerNetworks`: addresses (CIDR) the service may reach besides the
     /// private ranges of its unit; nil keeps the current drop-in, [] removes it.
     public var brokerNetworks: [String]?
@@ -93,7 +95,7 @@ public struct ImageSettingsDecoder: Sendable {
             s.hostname = name
         }
         if let zone = try root.optionalString("timezone", default: nil) {
-            guard ConfigDecoder.isZoneName(zone) else {
+            guard SettingsFields.isZoneName(zone) else {
                 throw root.fail("timezone", "a zone name such as \"Europe/Berlin\" or \"Etc/UTC\", got \(JSONValue.string(zone).jsonText)")
             }
             s.timezone = zone
@@ -124,6 +126,11 @@ public struct ImageSettingsDecoder: Sendable {
                 case "password": s.mqttPassword = try password(m.value)
                 case "caCertificate":
                     if m.value != .null { s.mqttCACertificate = try SettingsFields.pem(m.value, path: "mqtt.caCertificate") }
+                case "allowPasswordWithoutTLS":
+                    guard let allow = m.value.boolValue else {
+                        throw ConfigError(path: "mqtt.allowPasswordWithoutTLS", message: "expected true or false, got \(m.value.kindDescription)")
+                    }
+                    s.allowPasswordWithoutTLS = allow
                 case "passwordFile":
                     throw ConfigError(path: "mqtt.passwordFile", message: "set by the image from mqtt.password; give the password instead")
                 default: rest.append(m)
@@ -149,7 +156,9 @@ public struct ImageSettingsDecoder: Sendable {
         let passphraseValue = w.raw("passphrase") ?? .null
         let open = try w.bool("open", default: false)
         try w.finish()
-        guard ssidValue != .null else { return .off }
+        guard ssidValue != .null else {
+            throw w.fail("ssid", "required: wifi is the whole network (country, ssid and passphrase; null keeps the saved key); an empty ssid turns Wi-Fi off, and no wifi key keeps it as it is")
+        }
         guard let ssidText = ssidValue.stringValue else { throw w.fail("ssid", "expected a string, got \(ssidValue.kindDescription)") }
         if ssidText.isEmpty { return .off }
         let ssid = Array(ssidText.utf8)

@@ -13,14 +13,24 @@ enum SettingsFields {
         return b.allSatisfy { alnum($0) || $0 == 45 }
     }
 
-    /// A WPA personal key: 8-63 printable ASCII bytes (a passphrase) or 64 hex digits (the PSK itself).
+    /// A tz database zone name ("Europe/Berlin", "Etc/UTC", "EST5EDT"): the
+    /// daemon's zone-name rule, and every part starting with a capital
+    /// letter, which leaves out the other files in zoneinfo: `localtime` (a
+    /// link back to /etc/localtime), `posixrules`, `leapseconds`, the tables
+    /// (`zone.tab`, `tzdata.zi`, …) and the `right/` and `posix/` trees.
+    static func isZoneName(_ name: String) -> Bool {
+        ConfigDecoder.isZoneName(name) && name != "SECURITY"
+            && name.split(separator: "/").allSatisfy { part in part.utf8.first.map { $0 >= 65 && $0 <= 90 } ?? false }
+    }
+
+    /// A WPA2 personal key: 8-63 printable ASCII bytes (a passphrase) or 64 hex digits (the PSK itself).
     static func wifiKey(_ bytes: [UInt8]) throws(ConfigError) -> ImageSettings.WiFiKey {
         if bytes.isEmpty {
             throw ConfigError(path: "wifi.passphrase", message: "empty; for an open network set wifi.open to true, null keeps the saved key")
         }
         if bytes.count == 64, let psk = hexBytes(bytes) { return .psk(psk) }
         guard (8...63).contains(bytes.count) else {
-            throw ConfigError(path: "wifi.passphrase", message: "8 to 63 printable ASCII characters or 64 hex digits (WPA2/WPA3 personal), got \(bytes.count) bytes; the value is not shown")
+            throw ConfigError(path: "wifi.passphrase", message: "8 to 63 printable ASCII characters or 64 hex digits (WPA2 personal), got \(bytes.count) bytes; the value is not shown")
         }
         guard bytes.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else {
             throw ConfigError(path: "wifi.passphrase", message: "only printable ASCII (space to ~): no tab, newline or non-ASCII letters; the value is not shown")
@@ -118,6 +128,7 @@ enum SettingsFields {
         }
         guard items.count <= 32 else { throw ConfigError(path: path, message: "at most 32 prefixes, got \(items.count)") }
         var out: [String] = []
+        var prefixes: [AddressPrefix] = []
         for (i, item) in items.enumerated() {
             guard let text = item.stringValue, let prefix = AddressPrefix(text) else {
                 throw ConfigError(path: "\(path)[\(i)]", message: "expected an IPv4 or IPv6 address or prefix (\"100.64.0.0/10\", \"203.0.113.7\", \"2001:db8::/32\"), got \(ConfigReader.show(item))")
@@ -126,71 +137,11 @@ enum SettingsFields {
                 throw ConfigError(path: "\(path)[\(i)]", message: "a prefix of length 0 is every address; name the broker's network instead")
             }
             out.append(text)
+            prefixes.append(prefix)
+        }
+        for v6 in [false, true] where AddressPrefix.coverEverything(prefixes.filter { $0.isIPv6 == v6 }) {
+            throw ConfigError(path: path, message: "these prefixes together cover every \(v6 ? "IPv6" : "IPv4") address; name the broker's network instead")
         }
         return out
-    }
-}
-
-/// An IP address prefix, parsed strictly (dotted quads of 0-255 without
-/// leading zeros; IPv6 hex groups with at most one `::`).
-struct AddressPrefix: Equatable {
-    var isIPv6: Bool
-    var length: Int
-
-    init?(_ text: String) {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let address = parts.first else { return nil }
-        if address.contains(":") {
-            guard Self.isIPv6(address) else { return nil }
-            isIPv6 = true
-        } else {
-            guard Self.isIPv4(address) else { return nil }
-            isIPv6 = false
-        }
-        let maximum = isIPv6 ? 128 : 32
-        if parts.count == 2 {
-            let digits = parts[1]
-            guard (1...3).contains(digits.utf8.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                  let n = Int(digits), n <= maximum, digits == "0" || !digits.hasPrefix("0") else { return nil }
-            length = n
-        } else {
-            length = maximum
-        }
-    }
-
-    static func isIPv4(_ s: Substring) -> Bool {
-        let octets = s.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets.allSatisfy { o in
-            (1...3).contains(o.utf8.count) && o.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
-                && (o == "0" || !o.hasPrefix("0")) && (Int(o) ?? 256) <= 255
-        }
-    }
-
-    static func isIPv6(_ s: Substring) -> Bool {
-        let b = Array(s.utf8)
-        var halves: [String] = []
-        var start = 0, i = 0
-        while i + 1 < b.count {
-            if b[i] == 58 && b[i + 1] == 58 {
-                halves.append(String(decoding: b[start..<i], as: UTF8.self))
-                i += 2
-                start = i
-            } else {
-                i += 1
-            }
-        }
-        halves.append(String(decoding: b[start...], as: UTF8.self))
-        guard halves.count <= 2 else { return false }
-        func groups(_ h: String) -> Int? {
-            if h.isEmpty { return 0 }
-            let g = h.split(separator: ":", omittingEmptySubsequences: false)
-            guard g.allSatisfy({ (1...4).contains($0.utf8.count) && $0.utf8.allSatisfy { c in
-                (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102) } }) else { return nil }
-            return g.count
-        }
-        guard let first = groups(halves[0]) else { return false }
-        if halves.count == 1 { return first == 8 }
-        guard let second = groups(halves[1]) else { return false }
-        return first + second <= 7
     }
 }

@@ -86,12 +86,18 @@ public enum SettingsPaths {
     public static let password = "/etc/ambient-speaker/mqtt-password"
     public static let caCertificate = "/etc/ambient-speaker/mqtt-ca.pem"
     public static let networkDropIn = "/etc/systemd/system/ambient-speaker.service.d/broker-networks.conf"
+    /// The applied settings document (`AppliedSettings`): what a later file's missing keys keep.
+    public static let appliedSettings = "/var/lib/ambient-speaker-image/applied.json"
+    /// The SHA-256 of the settings file's bytes as the applier left them
+    /// (read, or written when blanking), written by the applier itself: the
+    /// boot wrapper skips a file whose hash equals it.
+    public static let appliedHash = "/var/lib/ambient-speaker-image/applied.sha256"
 
     /// Every file an apply may write or remove: before staging, the applier
     /// removes what a power cut left beside any of them, whether or not this
     /// apply changes that file.
     public static let managed = [hostname, hosts, localtime, timezone, authorizedKeys, wpaConfig, wpaWants,
-                                 firmwareCustom, configTxt, config, password, caCertificate, networkDropIn]
+                                 firmwareCustom, configTxt, config, password, caCertificate, networkDropIn, appliedSettings, appliedHash]
 }
 
 extension ImageSettings {
@@ -131,9 +137,14 @@ extension ImageSettings {
             }
             plan.notices.append("dac: \(dac.rawValue)")
         }
-        if case .set(let password) = mqttPassword {
+        switch mqttPassword {
+        case .set(let password):
             plan.changes.append(.write(path: SettingsPaths.password, bytes: password, mode: 0o600, owner: .serviceUser))
             plan.notices.append("mqtt: password in \(SettingsPaths.password) (0600)")
+        case .none where view.passwordSaved:
+            plan.changes.append(.remove(path: SettingsPaths.password))
+            plan.notices.append("mqtt: no password (\(SettingsPaths.password) removed)")
+        case .none, .keepSaved: break
         }
         if let pem = mqttCACertificate {
             plan.changes.append(.write(path: SettingsPaths.caCertificate, bytes: Array(pem.utf8), mode: 0o644, owner: .root))
@@ -187,6 +198,9 @@ extension ImageSettings {
             throw ConfigError(path: "speaker settings", message: error.description)
         }
         if resolved.mqtt.passwordFile != nil && resolved.mqtt.tls == nil {
+            guard allowPasswordWithoutTLS else {
+                throw ConfigError(path: "mqtt.caCertificate", message: "TLS is off but a broker password is \(mqttPassword == .keepSaved ? "saved" : "given"): it would go to \(resolved.mqtt.host):\(resolved.mqtt.port) in clear. Set mqtt.caCertificate (and port 8883), remove the password with \"password\": \"\", or say mqtt.allowPasswordWithoutTLS: true")
+            }
             warnings.append("mqtt: the broker password goes to \(resolved.mqtt.host):\(resolved.mqtt.port) without TLS; anyone on the network can read it (set mqtt.caCertificate and port 8883)")
         }
         return config
@@ -208,9 +222,15 @@ extension ImageSettings {
     static let overlayMarker = "# ambient-speaker dac (set from ambient-speaker.json):"
 
     /// A firmware config with the line after the image's marker set to
-    /// `overlay` (the marker and the line appended when absent).
+    /// `overlay` (the marker and the line appended when absent). Lines are
+    /// split on LF bytes and a CR before it is dropped (Swift sees CRLF as
+    /// one character, so a config.txt edited on Windows would never match);
+    /// a file with CRLF line ends keeps them.
     static func withOverlay(_ current: String, overlay: String) -> String {
-        var lines = current.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let crlf = current.utf8.firstIndex(of: 0x0A).map { $0 > current.utf8.startIndex && current.utf8[current.utf8.index(before: $0)] == 0x0D } ?? false
+        var lines = current.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            String(line.last == "\r" ? line.dropLast() : line[...])
+        }
         let trailingNewline = lines.last == ""
         if trailingNewline { lines.removeLast() }
         if let i = lines.firstIndex(of: overlayMarker) {
@@ -223,7 +243,8 @@ extension ImageSettings {
         } else {
             lines += [overlayMarker, overlay]
         }
-        return lines.joined(separator: "\n") + "\n"
+        let end = crlf ? "\r\n" : "\n"
+        return lines.joined(separator: end) + end
     }
 
     /// The file's value with `wifi.passphrase` and `mqtt.password` set to null

@@ -47,7 +47,7 @@ enum WiFiConfig {
             result.changes = [.write(path: SettingsPaths.wpaConfig, bytes: Array(text.utf8), mode: 0o600, owner: .root),
                               .symlink(path: SettingsPaths.wpaWants, target: SettingsPaths.wpaUnit)]
             let shown = JSONValue.string(String(decoding: ssid, as: UTF8.self)).jsonText
-            result.notices = ["wifi: \(shown) (country \(country), \(key == .open ? "open network" : "WPA personal"))"]
+            result.notices = ["wifi: \(shown) (country \(country), \(key == .open ? "open network" : "WPA2 personal"))"]
         }
         return result
     }
