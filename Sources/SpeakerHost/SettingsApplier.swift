@@ -28,6 +28,8 @@ public struct SettingsApplier {
     /// A failure: a `ConfigError` naming the key for an invalid file, or a system error while staging.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        /// What was done before the failure (journal lines, info), e.g. an interrupted apply's staged files removed.
+        public var notices: [String] = []
     }
 
     /// Applies the file; answers the plan that was carried out. Last, it
@@ -37,7 +39,19 @@ public struct SettingsApplier {
     /// is applied next time instead of being taken as applied.
     /// `beforeBlanking` runs between the renames and the blanking (tests
     /// save a new file there, as a user editing the card might).
+    /// Every start first removes the staged copies an interrupted apply left
+    /// (kill -9, a power cut), whatever the file holds; such an apply never
+    /// recorded its hash, so the same file is applied again, which finishes it.
     public func apply(beforeBlanking: () -> Void = {}) throws(Failure) -> SettingsPlan {
+        let cleanup = removeInterruptedApplies()
+        do { return try applyFile(beforeBlanking: beforeBlanking, notices: cleanup) } catch {
+            var failure = error
+            failure.notices = cleanup + failure.notices
+            throw failure
+        }
+    }
+
+    private func applyFile(beforeBlanking: () -> Void, notices: [String]) throws(Failure) -> SettingsPlan {
         let bytes: [UInt8]
         do { bytes = try FileIO.read(path: settingsPath, maxBytes: ImageSettingsDecoder.maxBytes, followSymlinks: false) } catch {
             if error.errno == EFBIG { throw Failure(description: "(file): larger than \(ImageSettingsDecoder.maxBytes) bytes") }
@@ -51,7 +65,8 @@ public struct SettingsApplier {
             throw Failure(description: error.description)
         }
         let owners = try owners()
-        plan.notices += removeInterruptedApplies()
+        plan.notices = notices + plan.notices
+        try checkTargets(plan.changes)
         var staged: [(change: FileChange, temporary: String?)] = []
         do throws(SystemError) {
             for change in plan.changes { staged.append((change, try stage(change, owners: owners))) }
@@ -60,14 +75,18 @@ public struct SettingsApplier {
             throw Failure(description: "nothing changed: staging failed: \(error)")
         }
         var directories: Set<String> = []
-        for s in staged {
+        for (i, s) in staged.enumerated() {
             let target = root + s.change.path
+            var failed: String?
             if let temporary = s.temporary {
-                if rename(temporary, target) != 0 {
-                    throw Failure(description: "rename \(temporary) to \(target): \(String(cString: strerror(errno))) (the files before it were replaced)")
-                }
+                if rename(temporary, target) != 0 { failed = "rename \(temporary) to \(target): \(String(cString: strerror(errno)))" }
             } else if unlink(target) != 0 && errno != ENOENT {
-                throw Failure(description: "remove \(target): \(String(cString: strerror(errno)))")
+                failed = "remove \(target): \(String(cString: strerror(errno)))"
+            }
+            if let failed {
+                // No staged copy (some hold a secret) outlives the failure; the hash is not recorded, so the next start applies the file again.
+                for rest in staged[i...] { if let t = rest.temporary { unlink(t) } }
+                throw Failure(description: "\(failed) (the files before it were replaced; the next start applies the file again)")
             }
             directories.insert(FileIO.split(target).directory)
         }
@@ -99,6 +118,17 @@ public struct SettingsApplier {
     private func previousDocument() -> JSONValue? {
         guard let bytes = try? FileIO.read(path: root + SettingsPaths.appliedSettings, maxBytes: 1 << 20, followSymlinks: false) else { return nil }
         return try? JSONParser(maxDepth: 16).parse(bytes)
+    }
+
+    /// Refuses, before anything is staged, a change whose destination is a
+    /// directory (a rename or unlink there fails, half-way through the renames).
+    private func checkTargets(_ changes: [FileChange]) throws(Failure) {
+        for change in changes {
+            var st = stat()
+            if lstat(root + change.path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+                throw Failure(description: "nothing changed: \(root + change.path) is a directory; it must be a file (or absent)")
+            }
+        }
     }
 
     /// Removes the staged files of an apply a power cut interrupted (never

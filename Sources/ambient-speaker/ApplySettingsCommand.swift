@@ -27,6 +27,7 @@ struct ApplySettingsCommand {
             for line in plan.warnings { print("<4>\(LogText.escaped(line))") }
             return 0
         } catch {
+            for line in error.notices { print("<6>\(LogText.escaped(line))") }
             let message = LogText.escaped("\(name): \(error.description)")
             print("<3>\(message)")
             if let errorFile {

@@ -138,6 +138,31 @@ extension HostileSettingsTests {
         #expect(r.files(containing: Self.pass).isEmpty, "the edit's secrets are blanked")
     }
 
+    /// A directory where a file the apply writes belongs (`/etc/timezone`):
+    /// refused before any file is renamed, and no staged copy is left.
+    @Test func aDirectoryAtADestinationChangesNothing() throws {
+        let r = try Self.appliedRoot()
+        #expect(unlink(r.root + "/etc/timezone") == 0 && mkdir(r.root + "/etc/timezone", 0o755) == 0)
+        let before = r.snapshot()
+        let run = try r.apply(Self.replacing("\"hostname\": \"speaker-one\"", "\"hostname\": \"renamed\""))
+        #expect(run.code == 1 && run.output.contains("/etc/timezone"), "\(run.output)")
+        #expect(SettingsRoot.differences(before, r.snapshot()) == [], "a partial apply")
+        #expect(r.snapshot().keys.filter { $0.contains(".apply-") } == [], "staged copies left")
+    }
+
+    /// What kill -9 between staging and renaming leaves (staged copies, one
+    /// of them the wpa config with its PSK) is removed at the next start,
+    /// even when that start's file is invalid.
+    @Test func stagedCopiesAreRemovedAtTheNextStartWhateverTheFile() throws {
+        let r = try Self.appliedRoot()
+        let staged = r.root + "/etc/wpa_supplicant/.wpa_supplicant-wlan0.conf.apply-999-ab"
+        try Files.writeText(staged, "network={\n\tpsk=0123\n}\n")
+        let run = try r.apply("{\"hostname\": \"-invalid\"}")
+        #expect(run.code == 1, "\(run.output)")
+        #expect(r.text("/etc/wpa_supplicant/.wpa_supplicant-wlan0.conf.apply-999-ab") == nil, "\(run.output)")
+        #expect(run.output.contains("left by an interrupted apply"), "\(run.output)")
+    }
+
     /// A full boot partition: blanking never leaves the file invalid (it is
     /// either blanked or untouched). The settings file is on a one-page
     /// tmpfs, its blanked pretty text larger than the page.
