@@ -48,7 +48,7 @@ func outputs(_ bytes: [UInt8]) -> [(what: String, text: [UInt8])] {
     var found: [(what: String, text: [UInt8])] = []
     do {
         let raw = try JSONParser(maxDepth: 16).parse(bytes)
-        let plan = try ImageSettingsDecoder().decode(raw).plan(raw: raw, view: view)
+        let plan = try AppliedSettings.plan(file: raw, previous: nil, view: view)
         for line in plan.notices + plan.warnings { found.append(("a journal line", Array(line.utf8))) }
         for change in plan.changes {
             guard case .write(let path, let written, _, _) = change else { continue }
