@@ -14,9 +14,12 @@ struct BenchDirectory {
     /// Creates a fresh directory under /tmp with `mkdtemp(3)`.
     init() throws {
         var template = Array("/tmp/speaker-bench-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
+        // The name is read inside the closure: the buffer's pointer is valid only there.
+        let made = template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+        }
         guard let made else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
-        path = String(cString: made)
+        path = made
     }
 
     /// `path/name`.

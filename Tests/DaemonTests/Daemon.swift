@@ -148,10 +148,10 @@ final class NotifyListener {
 enum Files {
     static func makeTemporaryDirectory(_ template: String) throws -> String {
         var chars = Array(template.utf8CString)
-        guard let made = chars.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        guard let made = chars.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
             throw DaemonTestError("mkdtemp")
         }
-        return String(cString: made)
+        return made
     }
 
     static func read(_ path: String) throws -> [UInt8] {

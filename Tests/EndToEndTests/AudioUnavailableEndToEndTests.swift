@@ -120,7 +120,7 @@ import TestSupport
         // A file pcm whose directory does not exist opens but fails every write;
         // creating the directory "plugs the device in".
         var template = Array("/tmp/speaker-e2e-pcm-XXXXXX".utf8CString)
-        let base = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
+        let base = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } })
         let missing = base + "/not-yet"
         defer {
             unlink(missing + "/out.raw")

@@ -138,10 +138,10 @@ final class SmallFilesystem {
 
     init(kilobytes: Int) throws {
         var template = Array("/tmp/speaker-smallfs-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
             throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
         }
-        path = String(cString: made)
+        path = made
         try runShell("mount -t tmpfs -o size=\(kilobytes)k,mode=0755 tmpfs '\(path)'", logPath: "/dev/null")
     }
 

@@ -186,7 +186,7 @@ import TestSupport
 
     @Test func usernameAndPasswordAreRequiredAndNeverLogged() throws {
         var template = Array("/tmp/test-auth-XXXXXX".utf8CString)
-        let dir = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+        let dir = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } })
         defer { _ = try? runShell("rm -rf '\(dir)'", logPath: "/dev/null") }
         let secret = "s3cret-Horse-Battery"
         try runShell("mosquitto_passwd -b -c '\(dir)/passwd' speaker '\(secret)' && chmod 644 '\(dir)/passwd'",

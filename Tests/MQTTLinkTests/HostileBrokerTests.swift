@@ -143,7 +143,7 @@ import TestSupport
 
     @Test func row13_aWrongPasswordIsARejectedLoginInWordsAndBacksOff() throws {
         var template = Array("/tmp/test-auth-XXXXXX".utf8CString)
-        let dir = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+        let dir = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!).map { String(cString: $0) } })
         defer { _ = try? runShell("rm -rf '\(dir)'", logPath: "/dev/null") }
         try runShell("mosquitto_passwd -b -c '\(dir)/passwd' speaker right && chmod 644 '\(dir)/passwd'", logPath: dir + "/passwd.log")
         let broker = try TestBroker(extraConfig: ["password_file \(dir)/passwd"], anonymous: false)

@@ -14,8 +14,10 @@ import SpeakerHost
         let path: String
         init() throws {
             var template = Array("/tmp/speaker-host-XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw SystemError(operation: "mkdtemp", errno: errno) }
-            path = String(cString: made)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
+                throw SystemError(operation: "mkdtemp", errno: errno)
+            }
+            path = made
         }
         deinit {
             for name in (try? FileIO.names(in: path)) ?? [] { unlink(path + "/" + name) }

@@ -42,8 +42,10 @@ final class RuntimeHarness {
     /// `mixer`: the `alsa-mixer` card and element the audio service opens (real alsa-lib).
     init(soundFiles: [String] = [], mixer: (card: String, element: String)? = nil, configure: (inout SpeakerConfig) -> Void = { _ in }) throws {
         var template = Array("/tmp/seams-runtime-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SystemError(operation: "mkdtemp", errno: errno) }
-        directory = String(cString: made)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
+            throw SystemError(operation: "mkdtemp", errno: errno)
+        }
+        directory = made
         var config = SpeakerConfig.defaults(hostname: "kitchen")
         config.stateDirectory = directory
         config.audio.soundsDirectory = directory + "/sounds"

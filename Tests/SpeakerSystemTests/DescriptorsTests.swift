@@ -30,8 +30,8 @@ import Glibc
 
     @Test func deletionWatchNamesTheDeletedEntriesAndNothingElse() throws {
         var template = Array("/tmp/tidy-watch-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
-        let directory = String(cString: try #require(made))
+        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) } }
+        let directory = try #require(made)
         defer { rmdir(directory) }
         for name in ["gpiochip0", "gpiochip-with-a-longer-name"] {
             try FileIO.writeAtomically(path: "\(directory)/\(name)", text: "")

@@ -9,10 +9,10 @@ import SpeakerSystem
     /// A fresh directory under /tmp (mkdtemp).
     private func temporaryDirectory() throws -> String {
         var template = Array("/tmp/speaker-fileio-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
             throw SystemError(operation: "mkdtemp", errno: errno)
         }
-        return String(cString: made)
+        return made
     }
 
     private func entries(of directory: String) -> [String] {

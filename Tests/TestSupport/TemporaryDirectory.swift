@@ -7,10 +7,12 @@ import Glibc
 /// its path; the one place the test support makes its scratch directories.
 public func makeTemporaryDirectory(prefix: String) throws -> String {
     var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+    // The name is read inside the closure: the buffer's pointer is valid only
+    // there (read after it, an optimised build reads freed memory).
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
         throw TestSupportError("mkdtemp", String(cString: strerror(errno)))
     }
-    return String(cString: made)
+    return made
 }
 
 /// A scratch directory removed with everything in it when the value goes
