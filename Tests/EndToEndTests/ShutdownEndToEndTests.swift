@@ -39,7 +39,11 @@ import TestSupport
         // exited, from a client that, like the Home Assistant integration,
         // waits for results once 50 of its commands are unanswered (a flood
         // without that bound outruns a slow board's bounded stop).
-        var duringStop = 0
+        // The first one goes right after the signal, before looking for the
+        // exit: on a loaded host this process may get the CPU only after a
+        // quick stop has ended, and the test is about commands across it.
+        try send()
+        var duringStop = 1
         while first.process.waitForExit(timeout: 0.002) == nil && duringStop < 5000 {
             guard sent.count - peer.messages(on: "\(root)/command/result").count < 50 else { continue }
             try send()
@@ -62,8 +66,7 @@ import TestSupport
         let counts = answered(peer.messages(on: "\(root)/command/result"))
         let missing = sent.filter { counts[$0] == nil }
         let repeated = counts.filter { $0.value > 1 }.keys.sorted()
-        print("commands sent \(sent.count) (\(duringStop) while the first process stopped); unanswered \(missing.count), answered twice \(repeated.count)")
-        #expect(duringStop > 0, "no command arrived while the speaker stopped")
+        print("commands sent \(sent.count) (\(duringStop) after the signal, before its exit was seen); unanswered \(missing.count), answered twice \(repeated.count)")
         #expect(missing.isEmpty, "unanswered: \(missing.prefix(20)); first log:\n\(first.log)\nsecond log:\n\(second.log)")
         #expect(repeated.isEmpty, "answered twice: \(repeated.prefix(20))")
     }
