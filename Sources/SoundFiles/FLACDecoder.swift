@@ -41,6 +41,19 @@ final class FLACDecoder {
             throw SoundFileError(path: path, reason: "libFLAC cannot allocate a decoder")
         }
         self.decoder = decoder
+        // Every libFLAC call from here on is made by `open`, a method of
+        // self, and `close` ends the failure path: an optimised build may end
+        // an object's lifetime at its last use, so a local copy of the
+        // pointer used after that would reach a decoder `deinit` had freed.
+        if let problem = open(path: path) {
+            close()
+            throw SoundFileError(path: path, reason: problem)
+        }
+    }
+
+    /// Opens `path` and reads its metadata: nil when it can be decoded, else why not.
+    private func open(path: String) -> String? {
+        guard let decoder else { return "libFLAC cannot allocate a decoder" }
         FLAC__stream_decoder_set_metadata_respond(decoder, FLAC__METADATA_TYPE_VORBIS_COMMENT)
         let me = Unmanaged.passUnretained(self).toOpaque()
         let status = FLAC__stream_decoder_init_file(decoder, path, { _, frame, buffer, client in
@@ -54,17 +67,16 @@ final class FLACDecoder {
             Unmanaged<FLACDecoder>.fromOpaque(client).takeUnretainedValue().fail(status)
         }, me)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
-            throw SoundFileError(path: path, reason: "libFLAC cannot open it (init status \(status.rawValue))")
+            return "libFLAC cannot open it (init status \(status.rawValue))"
         }
         guard FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0 else {
-            throw SoundFileError(path: path, reason: "libFLAC cannot read it: \(String(cString: FLAC__stream_decoder_get_resolved_state_string(decoder)))")
+            return "libFLAC cannot read it: \(String(cString: FLAC__stream_decoder_get_resolved_state_string(decoder)))"
         }
-        guard let info else { throw SoundFileError(path: path, reason: "libFLAC cannot read it: no stream info (\(lastError))") }
+        guard let info else { return "libFLAC cannot read it: no stream info (\(lastError))" }
         (sampleRate, channels, frames, bitsPerSample) = info
-        if frames <= 0 { throw SoundFileError(path: path, reason: "no audio in it (0 frames or an unknown length)") }
-        if bitsPerSample < 4 || bitsPerSample > 32 {
-            throw SoundFileError(path: path, reason: "unsupported: \(bitsPerSample) bits per sample")
-        }
+        if frames <= 0 { return "no audio in it (0 frames or an unknown length)" }
+        if bitsPerSample < 4 || bitsPerSample > 32 { return "unsupported: \(bitsPerSample) bits per sample" }
+        return nil
     }
 
     deinit {

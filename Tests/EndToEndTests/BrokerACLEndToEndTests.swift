@@ -19,8 +19,7 @@ import SpeakerProtocol
     }
 
     @Test func theDocumentedACLKeepsEachSpeakerToItself() throws {
-        var template = Array("/tmp/test-acl-XXXXXX".utf8CString)
-        let dir = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+        let dir = try makeTemporaryDirectory(prefix: "test-acl")
         defer { _ = try? runShell("rm -rf '\(dir)'", logPath: "/dev/null") }
         let bedroomPassword = "bedroom-Secret-2"
         let passwords = ["homeassistant": "ha-Secret-1", "bedroom": bedroomPassword, "kitchen": "kitchen-Secret-3"]

@@ -29,8 +29,7 @@ import SpeakerProtocol
         let peer = try TestPeer(port: broker.port)
         try peer.connect()
         try peer.subscribe("ambient-speaker/e2e/#")
-        var template = Array("/tmp/speaker-mixes-XXXXXX".utf8CString)
-        let state = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+        let state = try makeTemporaryDirectory(prefix: "speaker-mixes")
         defer { _ = try? runShell("rm -rf '\(state)'", logPath: "/dev/null") }
         let root = "ambient-speaker/e2e"
         do {

@@ -261,8 +261,14 @@ tally_finish() {  # name
 # failure. Returns non-zero unless the run passed.
 swift_test_tally() {  # log status
   local passed failed
-  passed=$(grep -E '^✔ Test .* passed after' "$1" | grep -cv '^✔ Test run with' || true)
-  failed=$(grep -E '^✘ Test .* failed after' "$1" | grep -cv '^✘ Test run with' || true)
+  # The run's own summary when it passed (an optimised bundle's console
+  # output can miss per-test lines, the summary counts every test); else each
+  # test's verdict line.
+  passed=$(sed -n 's/^✔ Test run with \([0-9]*\) tests\{0,1\}\( in [0-9]* suites\{0,1\}\)\{0,1\} passed after.*/\1/p' "$1" | tail -1)
+  if [ -z "$passed" ] || [ "$2" -ne 0 ]; then
+    passed=$(grep -aE '^✔ Test .* passed after' "$1" | grep -acv '^✔ Test run with' || true)
+  fi
+  failed=$(grep -aE '^✘ Test .* failed after' "$1" | grep -acv '^✘ Test run with' || true)
   if [ "$2" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
   echo "$passed passed, $failed failed"
   [ "$2" -eq 0 ] && [ "$failed" -eq 0 ]
