@@ -41,19 +41,20 @@ final class FLACDecoder {
             throw SoundFileError(path: path, reason: "libFLAC cannot allocate a decoder")
         }
         self.decoder = decoder
-        // Every libFLAC call from here on is made by `open`, a method of
-        // self, and `close` ends the failure path: an optimised build may end
-        // an object's lifetime at its last use, so a local copy of the
-        // pointer used after that would reach a decoder `deinit` had freed.
-        if let problem = open(path: path) {
+        // Every libFLAC call from here on is made inside `open`, a method of
+        // self (so self lives through it), and `close` ends the failure
+        // path: an optimised build may end an object's lifetime at its last
+        // use, and a call through the pointer after that would reach a
+        // decoder `deinit` had freed.
+        if let problem = open(decoder, path: path) {
             close()
             throw SoundFileError(path: path, reason: problem)
         }
     }
 
-    /// Opens `path` and reads its metadata: nil when it can be decoded, else why not.
-    private func open(path: String) -> String? {
-        guard let decoder else { return "libFLAC cannot allocate a decoder" }
+    /// Opens `path` with `decoder` (self's own) and reads its metadata: nil
+    /// when it can be decoded, else why not.
+    private func open(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, path: String) -> String? {
         FLAC__stream_decoder_set_metadata_respond(decoder, FLAC__METADATA_TYPE_VORBIS_COMMENT)
         let me = Unmanaged.passUnretained(self).toOpaque()
         let status = FLAC__stream_decoder_init_file(decoder, path, { _, frame, buffer, client in
