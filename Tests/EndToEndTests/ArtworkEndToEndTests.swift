@@ -66,7 +66,7 @@ import SpeakerSystem
         let speaker = try SpeakerProcess(brokerPort: broker.port, audioConfig: """
             "soundsDirectory":"\(sounds.path)","artworkDirectory":"\(Self.repository)/artwork"
             """)
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         let catalog = json(peer.messages(on: "\(root)/catalog").last)
         for id in ["white", "pink", "brown", "rain", "surf", "tone"] {
             #expect(entry(catalog, id)?["artwork"] == .bool(true), "\(id): \(catalog?.jsonText ?? "no catalog")")

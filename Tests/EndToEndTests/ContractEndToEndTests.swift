@@ -91,7 +91,7 @@ import TestSupport
         try peer.subscribe("#")
         let speaker = try SpeakerProcess(brokerPort: broker.port, extraConfig: #""volume":{"initialLevel":0.4,"step":0.05,"maxLevel":0.9}"#)
         let root = speaker.topicRoot
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         let discovery = Self.parse(peer.waitForMessage(topic: "homeassistant/device/e2e/config"))
         #expect(discovery?["components"]?["volume"]?["platform"] == .string("number"))
         #expect(discovery?["components"]?["volume"]?["max"] == .number(90) && discovery?["components"]?["volume"]?["unit_of_measurement"] == .string("%"))
@@ -187,7 +187,7 @@ import TestSupport
         try peer.subscribe("#")
         let speaker = try SpeakerProcess(brokerPort: broker.port, extraConfig: #""volume":{"mode":"gpio-step"}"#)
         let root = speaker.topicRoot
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         let device = Self.parse(peer.messages(on: "\(root)/device").last)
         #expect(device?["volume"] == .object([("control", .string("relative"))]))
         let session = Self.parse(peer.messages(on: "\(root)/session").last)
@@ -235,7 +235,7 @@ import TestSupport
         for (round, ending) in ["SIGTERM", "SIGKILL", "SIGKILL"].enumerated() {
             peer.clear()
             let speaker = try SpeakerProcess(brokerPort: broker.port, stateDirectory: state)
-            try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" && !$0.retain } != nil,
+            try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" && !$0.retain } != nil,
                          "round \(round): \(speaker.log)")
             let firstLive = peer.messages(on: "\(root)/session").filter { !$0.retain }.compactMap { Self.parse($0)?["revision"]?.numberValue }.first
             #expect((firstLive ?? 0) > highest, "round \(round): revision \(firstLive ?? 0) after \(highest)")

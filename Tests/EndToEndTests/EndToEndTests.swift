@@ -35,7 +35,7 @@ import SpeakerProtocol
         let root = speaker.topicRoot
 
         // Connect: device, catalog, session, then online last.
-        let online = peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" }
+        let online = peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" }
         try #require(online != nil, "speaker never came online:\n\(speaker.log)")
         let order = peer.allMessages.map(\.topic).filter { !$0.hasSuffix("/event") }
         let lastDevice = order.lastIndex(of: "\(root)/device") ?? .max
@@ -90,7 +90,7 @@ import SpeakerProtocol
         try peer.connect()
         try peer.subscribe("ambient-speaker/will/availability")
         let speaker = try SpeakerProcess(brokerPort: broker.port, deviceID: "will")
-        try #require(peer.waitForMessage(topic: "ambient-speaker/will/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        try #require(peer.waitForMessage(topic: "ambient-speaker/will/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         peer.clear()
         speaker.process.send(SIGKILL)
         #expect(speaker.process.waitForExit(timeout: 5) == 128 + SIGKILL)

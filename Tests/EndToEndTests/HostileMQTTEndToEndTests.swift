@@ -54,7 +54,7 @@ import TestSupport
         #expect(peer.waitForPublishes())
         let speaker = try SpeakerProcess(brokerPort: broker.port, deviceID: "retained", extraConfig: #""volume":{"initialLevel":0.2}"#,
                                          logLevel: "info", mqttConfig: #""homeAssistant":{"enabled":false}"#)
-        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         // A live command after it proves the retained one was seen and passed over.
         try peer.publish(topic: "\(root)/command", string: #"{"id":"live","action":"volumeUp"}"#)
         let result = peer.waitForMessage(topic: "\(root)/command/result", timeout: 10) { $0.payloadString.contains("\"live\"") }
@@ -86,7 +86,7 @@ import TestSupport
         // Not `\(root)/#`: the peer would receive its own 64 MiB command.
         try peer.subscribe("\(root)/availability")
         try peer.subscribe("\(root)/command/result")
-        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil)
         let before = try #require(residentKiB(pid: speaker.process.pid, field: "VmHWM:"))
         // Sent by mosquitto_pub in its own process: an in-process TestPeer that
         // publishes 64 MiB can crash its own libmosquitto loop thread at teardown.
@@ -110,7 +110,7 @@ import TestSupport
         let peer = try TestPeer(port: broker.port)
         try peer.connect()
         try peer.subscribe("\(root)/#")
-        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        #expect(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil)
         let sessions = peer.messages(on: "\(root)/session").count
         try peer.publish(topic: "\(root)/command", string: #"{"id":"evil","action":"volumeUp"}"#,
                          responseTopic: "\(root)/session", correlationData: [1])

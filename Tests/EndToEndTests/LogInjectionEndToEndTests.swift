@@ -14,7 +14,7 @@ import TestSupport
         let speaker = try SpeakerProcess(brokerPort: broker.port, logLevel: "debug", mqttConfig: #""homeAssistant":{"enabled":false}"#)
         let root = speaker.topicRoot
         try peer.subscribe("\(root)/#")
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil)
         let hostile = [
             #"{"id":"a1","action":"x\n<0>main: FORGED-ACTION"}"#,
             #"{"id":"a2","action":"select","soundID":"r\n<1>main: FORGED-SOUND\u0000\u001b[2J"}"#,

@@ -34,7 +34,7 @@ import SpeakerProtocol
         let root = "ambient-speaker/e2e"
         do {
             let speaker = try SpeakerProcess(brokerPort: broker.port, stateDirectory: state)
-            try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+            try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
             try peer.publish(topic: "\(root)/command", string: #"{"id":"m1","action":"saveMix","mixID":"duo","name":"Duo","summary":"White over pink","layers":[{"soundID":"white","level":1},{"soundID":"pink","level":0.5}]}"#)
             #expect(result(peer, root, "m1")?["ok"] == .bool(true), "\(speaker.log)")
             let catalog = json(peer.waitForMessage(topic: "\(root)/catalog", timeout: 10) { $0.payloadString.contains("duo") })
@@ -70,7 +70,7 @@ import SpeakerProtocol
         }
         peer.clear()
         let again = try SpeakerProcess(brokerPort: broker.port, stateDirectory: state)
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil,
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil,
                      "\(again.log)")
         let catalog = json(peer.waitForMessage(topic: "\(root)/catalog", timeout: 10))
         #expect(catalog?.jsonText.contains(#""id":"duo","name":"Duo""#) == true, "the saved mix is back: \(catalog?.jsonText ?? "none")")

@@ -22,7 +22,7 @@ import TestSupport
         var peer = try TestPeer(port: broker.port)
         try peer.connect()
         try peer.subscribe("\(root)/#")
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         try peer.publish(topic: "\(root)/command", string: #"{"id":"play","action":"play"}"#)
         try #require(peer.waitForMessage(topic: "\(root)/session", timeout: 10) { Self.parse($0)?["isPlaying"] == .bool(true) } != nil)
         _ = peer.waitForMessage(topic: "never", timeout: 2.5)  // autosaves with the speaker's session in them
@@ -40,9 +40,19 @@ import TestSupport
             try peer.subscribe("\(root)/#")
             // Sent at once, usually before the speaker has reconnected: queued in its session.
             try peer.publish(topic: "\(root)/command", string: #"{"id":"k-\#(cycle)","action":"volumeUp"}"#)
-            let back = peer.waitForMessage(topic: "\(root)/availability", timeout: 10) { $0.payloadString == "online" && !$0.retain }
+            // Back = the level only this cycle's step can make. The live
+            // `online` is no proof: when the speaker reconnects before the
+            // peer has subscribed (a loaded machine), the peer gets only the
+            // retained copy, which the persistent broker also kept from
+            // before the kill. The level is new, retained or live.
+            let level = Double(cycle + 1) / 100
+            let back = peer.waitForMessage(topic: "\(root)/device", timeout: 20) {
+                Self.parse($0)?["volume"]?["level"]?.numberValue.map { abs($0 - level) < 1e-9 } ?? false
+            }
             try #require(back != nil, "cycle \(cycle): speaker not back\n\(speaker.log.suffix(3000))")
             backTimes.append(Double(back!.receivedAtNanoseconds - up) / 1e9)
+            let availability = peer.messages(on: "\(root)/availability").last
+            #expect(availability?.payloadString == "online", "cycle \(cycle): availability \(String(describing: availability?.payloadString))")
             // Live when the peer subscribed before the speaker reconnected; on a
             // loaded machine the speaker can win that race by a few packets, and
             // then its fresh `session` reaches the peer as the retained copy

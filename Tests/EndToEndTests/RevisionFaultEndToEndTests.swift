@@ -42,7 +42,7 @@ import TestSupport
         var speaker: SpeakerProcess? = try SpeakerProcess(brokerPort: broker.port, stateDirectory: fs.path, logLevel: "info",
                                                           mqttConfig: #""homeAssistant":{"enabled":false}"#)
         let root = speaker!.topicRoot
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker!.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker!.log)")
         let device = Self.parse(peer.messages(on: "\(root)/device").last)
         #expect(device?["problem"]?.stringValue?.contains("Read-only file system") == true, "\(String(describing: device))")
         #expect(peer.messages(on: "\(root)/session").isEmpty, "no session without a durable reservation")

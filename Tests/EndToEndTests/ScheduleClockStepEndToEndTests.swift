@@ -44,7 +44,7 @@ import TestSupport
         let offset = rule - 3 - now
 
         let first = try SpeakerProcess(brokerPort: broker.port, extraConfig: config, stateDirectory: state)
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(first.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(first.log)")
         #expect(try first.control("clock synced on") == "ok")
         #expect(try first.control("clock +\(offset)") == "ok offset=\(offset)")
         let playing = peer.waitForMessage(topic: "\(root)/session", timeout: 20) { C.parse($0)?["isPlaying"] == .bool(true) }

@@ -32,7 +32,7 @@ import TestSupport
             "schedules":[{"at":"\(due)","action":"play","soundID":"rain","fadeSeconds":0},{"at":"\(Self.utcClock(minutesFromNow: 120))","action":"stop"}]
             """)
         let root = speaker.topicRoot
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         // The rule due a minute ago fired at start: playing "rain" with no command sent.
         let playing = peer.waitForMessage(topic: "\(root)/session", timeout: 10) { C.parse($0)?["isPlaying"] == .bool(true) }
         #expect(C.parse(playing)?["soundID"] == .string("rain"), "\(speaker.log)")

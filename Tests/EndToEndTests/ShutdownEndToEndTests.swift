@@ -31,7 +31,7 @@ import TestSupport
                                  string: #"{"id":"\#(id)","action":"setVolume","level":0.\#(3 + sent.count % 5)}"#)
         }
         let first = try SpeakerProcess(brokerPort: broker.port, stateDirectory: state)
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" && !$0.retain } != nil,
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" && !$0.retain } != nil,
                      "\(first.log)")
         for _ in 0..<20 { try send() }
         first.process.send(SIGTERM)

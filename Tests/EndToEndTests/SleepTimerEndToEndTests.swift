@@ -17,7 +17,7 @@ import TestSupport
         try peer.subscribe("#")
         let speaker = try SpeakerProcess(brokerPort: broker.port, extraConfig: #""sleepTimer":{"fadeSeconds":20}"#)
         let root = speaker.topicRoot
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil, "\(speaker.log)")
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil, "\(speaker.log)")
         let discovery = C.parse(peer.waitForMessage(topic: "homeassistant/device/e2e/config"))
         #expect(discovery?["components"]?["sleep_timer_ended"]?["type"] == .string("sleep_timer_ended"))
 

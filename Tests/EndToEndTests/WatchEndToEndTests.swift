@@ -31,7 +31,7 @@ import TestSupport
         try peer.subscribe("ambient-speaker/e2e/#")
         var speaker: SpeakerProcess? = try SpeakerProcess(brokerPort: broker.port, logLevel: "info")
         let root = try #require(speaker?.topicRoot)
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil)
         let watcher = try WatcherProcess(brokerPort: broker.port)
         try #require(watcher.waitForLog(timeout: 15) { $0.contains("connected to") }, "\(watcher.log)")
 
@@ -64,7 +64,7 @@ import TestSupport
         speaker = nil
         peer.clear()
         speaker = try SpeakerProcess(brokerPort: broker.port, logLevel: "info")
-        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        try #require(peer.waitForMessage(topic: "\(root)/availability", timeout: 60) { $0.payloadString == "online" } != nil)
         try #require(try command(peer, root, "w-4", "play"))
         try #require(watcher.waitForLines(timeout: 10) { $0.count >= 5 }, "\(watcher.lines)")
         let all = summary(watcher.lines)

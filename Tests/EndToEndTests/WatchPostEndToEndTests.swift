@@ -23,7 +23,7 @@ import TestSupport
         try peer.connect()
         try peer.subscribe("ambient-speaker/e2e/#")
         let speaker = try SpeakerProcess(brokerPort: broker.port, logLevel: "info")
-        try #require(peer.waitForMessage(topic: "\(speaker.topicRoot)/availability", timeout: 15) { $0.payloadString == "online" } != nil)
+        try #require(peer.waitForMessage(topic: "\(speaker.topicRoot)/availability", timeout: 60) { $0.payloadString == "online" } != nil)
         return (broker, peer, speaker)
     }
 
