@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "MQTTLinkTests", dependencies: ["MQTTLink", "TestSupport", "SpeakerSystem", "SpeakerCore", "SeededRandom"]),
         .testTarget(name: "SpeakerLoopTests", dependencies: ["SpeakerLoop"]),
         // The state, revision and config files and the notify socket, on real files.
-        .testTarget(name: "SpeakerHostTests", dependencies: ["SpeakerHost", "SpeakerSystem", "SpeakerCore"]),
+        .testTarget(name: "SpeakerHostTests", dependencies: ["SpeakerHost", "SpeakerSystem", "SpeakerCore", "SpeakerProtocol"]),
         .testTarget(name: "SpeakerSystemTests", dependencies: ["SpeakerSystem", "Board", "SpeakerCore"]),
         // The Board module: the simulated board, its control socket, the amp stepper, the edge
         // reorder, and the libgpiod board replayed from traces recorded on gpio-sim (Tests/HIL)

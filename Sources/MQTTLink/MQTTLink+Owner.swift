@@ -91,19 +91,22 @@ extension MQTTLink {
         if pending >= 0 { mailbox.post(.connected(sessionPresent: pending == 1)) }
     }
 
-    /// One main-thread turn on the socket, from `drainEvents`: read what
-    /// arrived (the callbacks post to the mailbox, drained right after),
-    /// write what an earlier turn could not, and keep the connection alive.
-    /// Writes queued by what was read (a PUBACK) wait for `flush()`, so that
-    /// they leave with the answer. Main thread.
+    /// One main-thread turn on the socket, from `drainEvents`: write what an
+    /// earlier turn could not, read what arrived (the callbacks post to the
+    /// mailbox, drained right after), and keep the connection alive. Writes
+    /// queued by what was read (a PUBACK) wait for `flush()`, so that they
+    /// leave with the answer, after the core has journaled the command (a
+    /// crash before that leaves it unacknowledged: the broker delivers it
+    /// again). Main thread.
     func serviceOnMain() {
         guard let mosq = lifetime.client, mainOwnsSocket else { return }  // (disarming the timer reset its count)
         clearKeepaliveTick()
         // The callbacks run here and post; drainEvents takes the events right after.
         let (rc, code) = mailbox.quietly { () -> (Int32, Int32) in
-            var rc = mosquitto_loop_read(mosq, 1)
+            var rc = Int32(MOSQ_ERR_SUCCESS.rawValue)
+            if ownerSocket.watchingOutput { rc = writeOnMain(mosq, cork: false) }
+            if rc == .mosqSuccess { rc = mosquitto_loop_read(mosq, 1) }
             if rc == .mosqSuccess { rc = mosquitto_loop_misc(mosq) }
-            if rc == .mosqSuccess && ownerSocket.watchingOutput { rc = writeOnMain(mosq, cork: false) }
             return (rc, errno)
         }
         if rc != .mosqSuccess || mosquitto_socket(mosq) < 0 { giveBack(rc, code) }

@@ -8,21 +8,36 @@ extension Speaker {
     /// command to apply is refused while `session` is withheld, else applied;
     /// exactly one `command/result` goes out (now, or after the engine has
     /// done it and the change is published).
-    mutating func handleCommand(_ incoming: IncomingCommand, at now: MonotonicInstant) -> [SpeakerEffect] {
-        let transport = state.transport, volume = state.volume, publishing = state.publishing
+    /// `receivedAtMs`: when it arrived by the wall clock (a command the last
+    /// process held); nil: now. A command to apply is held (journaled) until
+    /// its result is sent; while stopping it is only held, for the next process.
+    mutating func handleCommand(_ incoming: IncomingCommand, at now: MonotonicInstant,
+                                receivedAtMs: Int64? = nil) -> [SpeakerEffect] {
+        let transport = state.transport, volume = state.volume, publishing = state.publishing, ledger = state.commands
         let inProgress = { (id: String) -> Bool in
             transport.outstanding.values.contains { $0?.id == id }
                 || publishing.resultsAwaitingPublish.contains { $0.origin.id == id }
                 || volume.pendingLevels.values.contains { $0.origin?.id == id }
+                || ledger.holds(id)
         }
         switch state.commands.intake(incoming, policy: ResponseTopicPolicy(config: config), topics: topics,
                                      inProgress: inProgress) {
         case .settled(let effects):
             return effects
         case let .apply(envelope, origin):
+            guard state.commands.canHold else {
+                return state.commands.refuse(envelope, code: .expired, message: "not applied: the speaker already holds "
+                                             + "\(CommandJournal.maxHeld) unanswered commands", origin: origin, topics: topics)
+            }
+            let received = receivedAtMs ?? wallClockMs
+            if state.commands.stopping {
+                state.commands.hold(incoming, origin: origin, receivedAtMs: received, applied: false)
+                return [.log(.debug, "command \(envelope.id) held for the next start (stopping)")]
+            }
             if let (code, message) = state.publishing.withheldRejection {
                 return state.commands.refuse(envelope, code: code, message: message, origin: origin, topics: topics)
             }
+            state.commands.hold(incoming, origin: origin, receivedAtMs: received, applied: true)
             var (outcome, effects) = apply(envelope.command, origin: origin, at: now)
             switch outcome {
             case .done(let level):

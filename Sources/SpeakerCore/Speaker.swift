@@ -35,12 +35,13 @@ public struct Speaker: Sendable {
     ///   - restored: the persisted state loaded from `stateDirectory` (nil: defaults).
     ///   - savedMixes: the mixes saved over MQTT, loaded from `stateDirectory` (nil: none).
     ///   - artwork: the image files found for the catalog's sounds, as read (the core takes or refuses each).
+    ///   - journal: the command journal the last process left (nil: none, or set aside as unusable).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
                 revisionReservation: UInt64, epoch: String, restored: PersistedState? = nil, savedMixes: SavedMixes? = nil,
-                artwork: [ArtworkFile] = []) {
+                artwork: [ArtworkFile] = [], journal: CommandJournal? = nil) {
         self.init(config: config, catalog: catalog, environment: environment,
                   revisions: RevisionCounter(persistedReservation: revisionReservation, epoch: epoch), restored: restored,
-                  savedMixes: savedMixes, artwork: artwork)
+                  savedMixes: savedMixes, artwork: artwork, journal: journal)
     }
 
     /// Like `init(config:catalog:environment:revisionReservation:epoch:restored:)`
@@ -48,7 +49,7 @@ public struct Speaker: Sendable {
     /// was unreadable (`RevisionCounter(unreadableReservation:)`).
     public init(config: SpeakerConfig, catalog: [CatalogEntry], environment: SpeakerEnvironment,
                 revisions: RevisionCounter, restored: PersistedState? = nil, savedMixes: SavedMixes? = nil,
-                artwork: [ArtworkFile] = []) {
+                artwork: [ArtworkFile] = [], journal: CommandJournal? = nil) {
         self.environment = environment
         topics = SpeakerTopics(root: config.topicRoot)
         let volume: VolumeState = config.volume.mode == .gpioStep
@@ -57,6 +58,13 @@ public struct Speaker: Sendable {
                              revision: revisions,
                              inputs: InputDecoders(config: config.inputs), savedMixes: savedMixes)
         restore(restored)
+        if let journal {
+            state.commands.restore(journal)
+            if !journal.held.isEmpty {
+                state.persistence.notes.append((.info, "command journal: \(journal.held.count) command(s) held by the last run, "
+                                                + "answered once connected"))
+            }
+        }
         if !artwork.isEmpty {
             state.artwork = ArtworkState(files: artwork, soundIDs: Set(catalog.filter { $0.kind == .sound }.map(\.id)))
             state.persistence.notes += state.artwork.notes
@@ -75,13 +83,16 @@ public struct Speaker: Sendable {
         [state.input.decoders.nextDeadline, state.transport.idleDeadline(timeoutSeconds: config.session.idleTimeoutSeconds),
          state.persistence.schedule.deadline, state.publishing.reservationRetryAt, state.link.broker.stableDeadline,
          state.link.homeAssistantResendAt, state.sleepTimer.deadline, state.mute.cueEndsAt,
-         config.statusLed == nil ? nil : state.statusLight.deadline, state.schedule.deadline, state.schedule.rampAt]
+         config.statusLed == nil ? nil : state.statusLight.deadline, state.schedule.deadline, state.schedule.rampAt,
+         journalDeadline]
             .compactMap { $0 }.min()
     }
 
     /// Applies one action and returns the effects to perform, in order: the
     /// action's own, then whatever it changed published (`publishChanges`),
-    /// then the state written when a write is due (`persistIfDue`).
+    /// then the state written when a write is due (`persistIfDue`) — and,
+    /// ahead of all of them, the command journal when what it must hold
+    /// changed (`journalIfDue`).
     public mutating func reduce(_ action: SpeakerAction) -> [SpeakerEffect] {
         var effects: [SpeakerEffect]
         if let instant = action.instant { state.sleepTimer.now = instant }
@@ -112,6 +123,11 @@ public struct Speaker: Sendable {
         case let .command(incoming, now):
             effects = handleCommand(incoming, at: now)
             effects += resendDiscoveryIfChanged()
+        case let .commands(batch, now):
+            effects = handleCommands(batch, at: now)
+            effects += resendDiscoveryIfChanged()
+        case .stopping:
+            effects = beginStopping()
         case let .engine(report, now):
             effects = handleEngineReport(report, at: now)
         case .mqttConnected(let now):
@@ -123,6 +139,7 @@ public struct Speaker: Sendable {
             effects += publishDiscovery()
             effects += publishChanges()
             effects += state.publishing.republishAll(topics)
+            effects += answerRestoredCommands(at: now)
         case .mqttDisconnected(let now):
             state.link.mqttConnected = false
             state.statusLight.brokerDown(since: now)
@@ -150,12 +167,10 @@ public struct Speaker: Sendable {
         effects = followPlayingLevels(effects)
         effects += publishChanges()
         if let instant = action.instant { effects += statusLedIfChanged(at: instant) }
-        if case .shutdown = action {
-            effects += persistIfDue(at: action.instant, force: true)
-        } else {
-            effects += persistIfDue(at: action.instant)
-        }
-        return effects
+        var isShutdown = false
+        if case .shutdown = action { isShutdown = true }
+        effects += persistIfDue(at: action.instant, force: isShutdown)
+        return journalIfDue(effects, at: action.instant, force: isShutdown)
     }
 
     /// Carries out what the inputs asked, in order: `event` publications and

@@ -62,6 +62,13 @@ public enum SpeakerAction: Equatable, Sendable {
     case tick(MonotonicInstant)
     /// A payload arrived on the `command` topic.
     case command(IncomingCommand, at: MonotonicInstant)
+    /// Payloads read together on the `command` topic, in order: handled in
+    /// one dispatch, so the command journal is written once for all of them
+    /// before any of their acknowledgements leaves.
+    case commands([IncomingCommand], at: MonotonicInstant)
+    /// The stop began (SIGTERM), before the MQTT service's closing handshake:
+    /// from now on a command is kept in the journal for the next process.
+    case stopping(at: MonotonicInstant)
     /// A report from the audio engine.
     case engine(EngineReport, at: MonotonicInstant)
     /// The MQTT link (re)connected: republish everything, `online` last.

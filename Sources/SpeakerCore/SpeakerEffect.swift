@@ -91,5 +91,8 @@ public enum SpeakerEffect: Equatable, Sendable {
     case statusLed(StatusLedPattern)
     /// Durably write the mixes changed over MQTT (`mixes.json`), at once.
     case saveMixes(SavedMixes)
+    /// Durably write the command journal (`commands.json`, atomically) before
+    /// the effects after it: the core puts it first in a dispatch.
+    case saveJournal(CommandJournal)
     case log(CoreLogLevel, String)
 }

@@ -18,6 +18,14 @@ public protocol MixStorage: AnyObject {
     func save(_ mixes: SavedMixes)
 }
 
+/// Where the command journal is kept (`CommandJournal`); live:
+/// `commands.json`, written atomically (SpeakerHost). Loop thread only.
+public protocol CommandJournalStorage: AnyObject {
+    /// Writes `journal` durably before returning (the core has ordered the
+    /// acknowledgements and results after it); a failure is logged.
+    func save(_ journal: CommandJournal)
+}
+
 /// Where the session revision reservation is kept (see `RevisionCounter`);
 /// live: the `revision` file, written atomically (SpeakerHost). Loop thread only.
 public protocol RevisionStorage: AnyObject {

@@ -11,6 +11,11 @@ public enum CommandErrorCode: String, CaseIterable, Equatable, Sendable {
     /// The speaker cannot publish `session` (it cannot reserve revisions):
     /// the command was not applied (or, rarely, applied but not shown).
     case stateUnavailable = "state-unavailable"
+    /// A command the speaker held across a restart (its command journal)
+    /// and did not apply: older than the journal's age bound, received
+    /// before a clock step it cannot measure across, left in progress when
+    /// the last process stopped, or beyond the journal's size bound.
+    case expired
 }
 
 /// Why a command was refused: a code and a human-readable message.

@@ -75,10 +75,12 @@ public final class MQTTService: SpeakerService {
     private var offlineSent = false
 
     /// The closing handshake, while every other service still runs and before
-    /// the core saves for the last time: answers every command that has
-    /// arrived, publishes `offline`, and goes on reading and answering until
-    /// the broker has acknowledged it and every result. It gives up when the
-    /// broker acknowledges nothing for ``closingQuietMs``, or after
+    /// the core saves for the last time (the core is `.stopping`: a command
+    /// read from here is held in the command journal for the next process,
+    /// its acknowledgement leaving after the journal write): reads what has
+    /// arrived, publishes `offline`, and goes on reading until the broker has
+    /// acknowledged it and every result. It gives up when the broker
+    /// acknowledges nothing for ``closingQuietMs``, or after
     /// ``closingLimitMs`` in all: a slow board still draining a burst of
     /// commands is given the time while it makes progress, a dead broker is
     /// not. A command that arrives after that is never read (``stop()``), so
@@ -114,7 +116,7 @@ public final class MQTTService: SpeakerService {
             }
             outstanding = client.unacknowledgedCount
         }
-        logger.info("offline acknowledged; every command received was answered")
+        logger.info("offline acknowledged; every command received was answered or journaled")
     }
 
     /// A clean disconnect, reading nothing more; `offline` (acknowledged)
@@ -139,7 +141,18 @@ public final class MQTTService: SpeakerService {
             holding = false
             client.flush()
         }
-        for event in client.drainEvents() {
+        let events = client.drainEvents()
+        // Every command read in this turn goes to the core in one action,
+        // where the first of them is: the journal that holds them is then
+        // written once, before any of their acknowledgements leaves (the
+        // first result's `deliverNow` writes every PUBACK queued so far).
+        let commands = events.compactMap { event -> IncomingCommand? in
+            guard case .message(let m) = event, m.topic == topics.command else { return nil }
+            return IncomingCommand(payload: m.payload, responseTopic: m.responseTopic, correlationData: m.correlationData,
+                                   retained: m.retain)
+        }
+        var commandsSent = false
+        for event in events {
             switch event {
             case .connected:
                 logger.info("connected to \(broker)")
@@ -150,8 +163,13 @@ public final class MQTTService: SpeakerService {
             case .problem(let problem):
                 context.send(.mqttProblem(problem, at: context.now()))
             case .message(let m) where m.topic == topics.command:
-                context.send(.command(IncomingCommand(payload: m.payload, responseTopic: m.responseTopic,
-                                                      correlationData: m.correlationData, retained: m.retain), at: context.now()))
+                guard !commandsSent else { continue }
+                commandsSent = true
+                if commands.count == 1, let only = commands.first {
+                    context.send(.command(only, at: context.now()))
+                } else {
+                    context.send(.commands(commands, at: context.now()))
+                }
             case .message(let m) where m.topic == topics.session:
                 if m.retain {
                     let other = m.publisher.map { $0 != client.instanceID } ?? false

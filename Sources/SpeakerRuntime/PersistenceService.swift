@@ -12,14 +12,17 @@ public final class PersistenceService: SpeakerService {
     private let stateStore: any StateStorage
     private let revisions: any RevisionStorage
     private let mixStore: (any MixStorage)?
+    private let journal: (any CommandJournalStorage)?
     private let resumeOnBoot: Bool
     private weak var context: ServiceContext?
 
-    /// `mixStore`: where the mixes changed over MQTT are kept (nil: not kept).
+    /// `mixStore`: where the mixes changed over MQTT are kept (nil: not kept);
+    /// `journal`: where the command journal is kept (nil: not kept).
     public init(stateStore: any StateStorage, revisions: any RevisionStorage, resumeOnBoot: Bool,
-                mixStore: (any MixStorage)? = nil) {
+                mixStore: (any MixStorage)? = nil, journal: (any CommandJournalStorage)? = nil) {
         self.stateStore = stateStore
         self.mixStore = mixStore
+        self.journal = journal
         self.revisions = revisions
         self.resumeOnBoot = resumeOnBoot
     }
@@ -37,6 +40,11 @@ public final class PersistenceService: SpeakerService {
     /// `.saveMixes`: writes the mixes at once.
     func save(_ mixes: SavedMixes) {
         mixStore?.save(mixes)
+    }
+
+    /// `.saveJournal`: writes the command journal at once.
+    func save(_ journal: CommandJournal) {
+        self.journal?.save(journal)
     }
 
     /// `.reserveRevisions`: records the reservation, then answers the core.

@@ -47,12 +47,15 @@ public final class SpeakerRuntime: ServiceContext {
         send(.start(at: now()))
     }
 
-    /// Graceful shutdown, start-up reversed: every service is told (the MQTT
-    /// service answers what is still arriving), then the core writes what is
+    /// Graceful shutdown, start-up reversed: the core stops applying new
+    /// commands (`.stopping`: they are kept in the command journal for the
+    /// next process), every service is told (the MQTT service publishes what
+    /// is owed and journals what still arrives), then the core writes what is
     /// unsaved (`.shutdown`, while every seam still runs), then the services
     /// stop in reverse order. Returns the exit code.
     public func stop() -> Int32 {
         let started = loop.now()
+        send(.stopping(at: now()))
         group.beginShutdown()
         send(.shutdown(at: now()))
         deadline.cancel()

@@ -43,6 +43,7 @@ public struct SpeakerServices {
         case .reserveRevisions(let through): persistence.reserveRevisions(through: through)
         case .saveState(let state): persistence.save(state)
         case .saveMixes(let mixes): persistence.save(mixes)
+        case .saveJournal(let journal): persistence.save(journal)
         case let .log(level, message): logger.log(level.systemLevel, message)
         }
     }

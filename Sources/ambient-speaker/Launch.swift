@@ -53,6 +53,7 @@ enum Launch {
         let stateStore = StateStore(directory: config.stateDirectory, logger: logger.named("state"))
         let mixStore = MixStore(directory: config.stateDirectory, logger: logger.named("state"))
         mixStore.removeInterruptedWrites()
+        let journal = CommandJournalStore(directory: config.stateDirectory, deviceID: config.device.id, logger: logger.named("state"))
         let engine = LiveParts.engine(config: config, logger: logger, demo: demo)
         let catalog = LiveParts.catalog(config: config, logger: logger)
         let sounds = LiveParts.sounds(catalog: catalog, config: config, logger: logger)
@@ -61,7 +62,7 @@ enum Launch {
         let environment = LiveParts.environment(software: "ambient-speaker \(CommandLineTool.version)", simulatedClock: simulatedClock)
         let core = Speaker(config: config, catalog: catalog.entries, environment: environment,
                            revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load(),
-                           artwork: LiveParts.artwork(catalog: catalog, config: config))
+                           artwork: LiveParts.artwork(catalog: catalog, config: config), journal: journal.load())
         logger.info("ambient-speaker \(CommandLineTool.version): device \"\(config.device.id)\", board \(config.board.kind.rawValue), "
                     + "volume \(config.volume.mode.rawValue), topics \(config.topicRoot)/…, broker \(config.mqtt.host):\(config.mqtt.port)")
         let board = SpeakerBoard(
@@ -85,7 +86,7 @@ enum Launch {
                                     },
                                     loop: loop, logger: logger),
             persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot,
-                                            mixStore: mixStore),
+                                            mixStore: mixStore, journal: journal),
             audio: AudioService(engine: engine, sounds: sounds, mixer: mixer, fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
             board: BoardService(board: board),
             frontEnds: (demo ? [DemoConsole(loop: loop, board: board)] : [])

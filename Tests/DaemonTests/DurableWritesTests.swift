@@ -6,7 +6,8 @@ import Testing
 import TestSupport
 
 /// Every file the speaker keeps across a power cut — the state, the revision
-/// reservation (and the previous one beside it), the epoch, the files the
+/// reservation (and the previous one beside it), the epoch, the command
+/// journal, the files the
 /// image's settings write — is written as temporary file, fsync of it,
 /// rename over the file, fsync of the directory: shown on the real binary's
 /// system calls, traced with strace. Where strace cannot trace (ptrace is
@@ -25,12 +26,18 @@ struct DurableWritesTests {
         #expect(daemon.waitForLog("revisions reserved through", timeout: 60), "\(daemon.log.suffix(2000))")
         #expect(try daemon.control("press playPause", timeout: 60).hasPrefix("ok"))
         #expect(daemon.waitForLog("saved ", timeout: 30), "the state is saved after a change:\n\(daemon.log.suffix(2000))")
+        // A pause over MQTT is held while its fade runs: the command journal is written.
+        let peer = try TestPeer(port: broker.port)
+        try peer.connect()
+        try peer.subscribe("ambient-speaker/durable/command/result")
+        _ = try peer.publish(topic: "ambient-speaker/durable/command", string: #"{"id":"d1","action":"pause"}"#)
+        #expect(peer.waitForMessage(topic: "ambient-speaker/durable/command/result", timeout: 30) != nil, "\(daemon.log.suffix(2000))")
         // SIGTERM to the speaker itself (strace's first pid): strace then exits with its status.
         let speaker = try #require(Strace.calls(Files.readText(trace)).first.flatMap { pid_t($0.pid) })
         kill(speaker, SIGTERM)
         #expect(process.waitForExit(timeout: 20) == 0, "\(daemon.log.suffix(1500))")
         let calls = try Strace.calls(Files.readText(trace))
-        for name in ["state.json", "revision", "revision.previous", "epoch"] {
+        for name in ["state.json", "revision", "revision.previous", "epoch", "commands.json"] {
             let path = daemon.stateDirectory + "/" + name
             let writes = Strace.atomicWrites(to: path, in: calls)
             #expect(!writes.isEmpty && writes.allSatisfy { $0.problem == nil },

@@ -7,8 +7,8 @@ import SpeakerProtocol
 import TestSupport
 
 /// A restart loses no command: what arrives while the speaker stops on
-/// SIGTERM is answered by the stopping process, or left unacknowledged for
-/// the broker to deliver again to the next one (its persistent session) —
+/// SIGTERM is held in the command journal for the next process, or left
+/// unacknowledged for the broker to deliver again to it (its persistent session) —
 /// against a real mosquitto and two real speaker processes on one state
 /// directory, as an upgrade restarts the unit.
 @Suite struct ShutdownEndToEndTests {

@@ -22,6 +22,8 @@ enum EffectLine {
         case .reserveRevisions(let through): return "reserveRevisions \(through)"
         case .saveState(let state): return "saveState \(state)"
         case .saveMixes(let mixes): return "saveMixes \(mixes)"
+        case .saveJournal(let journal):
+            return "saveJournal held \(journal.held.map { "\($0.id)\($0.applied ? "" : " (not applied)")" }) answered \(journal.answered.count)"
         case let .log(level, text): return "log \(level) \(text)"
         case .publish(let p):
             let topic = p.topic.hasPrefix(root + "/") ? "~" + p.topic.dropFirst(root.count) : p.topic

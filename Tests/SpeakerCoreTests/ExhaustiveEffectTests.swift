@@ -97,10 +97,12 @@ import Testing
     @Test func playThenTheEngineConfirms() {
         var h = Self.ready()
         h.assertCommand(#"{"id":"c1","action":"play"}"#, equal: [
+            #"saveJournal held ["c1"] answered 0"#,
             #"log info session session-1 started"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
         ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true; $0.outstanding = [1: "c1"]; $0.nextTicket = 2 })
         h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
+            #"saveJournal held [] answered 1"#,
             #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown","setSleepTimer","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.session.isPlaying = true; $0.outstanding = [:] })
@@ -111,9 +113,11 @@ import Testing
         var h = Self.playing()
         let now = h.now
         h.assertCommand(#"{"id":"c2","action":"\#(action)"}"#, equal: [
+            #"saveJournal held ["c2"] answered 1"#,
             #"audio pause(fadeMs: 400, ticket: 2)"#,
         ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now; $0.outstanding = [2: "c2"]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
+            #"saveJournal held [] answered 2"#,
             #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.session.isPlaying = false; $0.outstanding = [:] })
@@ -122,6 +126,7 @@ import Testing
     @Test func stopEndsTheSession() {
         var h = Self.playing()
         h.assertCommand(#"{"id":"c4","action":"stop"}"#, equal: [
+            #"saveJournal held ["c4"] answered 1"#,
             #"audio pause(fadeMs: 400, ticket: 2)"#,
         ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false; $0.outstanding = [2: "c4"]; $0.nextTicket = 3 })
     }
@@ -129,9 +134,11 @@ import Testing
     @Test func nextAndPreviousWhilePlaying() {
         var h = Self.playing()
         h.assertCommand(#"{"id":"c5","action":"next"}"#, equal: [
+            #"saveJournal held ["c5"] answered 1"#,
             #"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#,
         ], state: { $0.selected = "pink"; $0.outstanding = [2: "c5"]; $0.nextTicket = 3 })
         h.assertCommand(#"{"id":"c6","action":"previous"}"#, equal: [
+            #"saveJournal held ["c5", "c6"] answered 1"#,
             #"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#,
         ], state: { $0.selected = "white"; $0.outstanding[3] = "c6"; $0.nextTicket = 4 })
     }
@@ -139,6 +146,7 @@ import Testing
     @Test func selectWhileStoppedStartsASessionWithThatSound() {
         var h = Self.ready()
         h.assertCommand(#"{"id":"c7","action":"select","soundID":"brown"}"#, equal: [
+            #"saveJournal held ["c7"] answered 0"#,
             #"log info session session-1 started"#,
             #"audio play(soundID: "brown", fadeMs: 400, ticket: 1)"#,
         ], state: {
@@ -220,17 +228,21 @@ import Testing
     @Test func mixerVolumeWaitsForTheMixer() {
         var h = Self.ready { $0.volume.mode = .alsaMixer }
         h.assertCommand(#"{"id":"c18","action":"setVolume","level":0.6}"#, equal: [
+            #"saveJournal held ["c18"] answered 0"#,
             #"audio setMixerLevel(0.6, ticket: 2)"#,
         ], state: { $0.pendingLevels = [2: 0.6]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.levelSet(ticket: 2), at: h.now), equal: [
+            #"saveJournal held [] answered 1"#,
             #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.6); $0.pendingLevels = [:] })
         h.assertCommand(#"{"id":"c19","action":"setVolume","level":0.9}"#, equal: [
+            #"saveJournal held ["c19"] answered 1"#,
             #"audio setMixerLevel(0.9, ticket: 3)"#,
         ], state: { $0.pendingLevels = [3: 0.9]; $0.nextTicket = 4 })
         h.assertEffects(of: .engine(.levelFailed(ticket: 3, reason: "EIO", actual: 0.55), at: h.now), equal: [
+            #"saveJournal held [] answered 2"#,
             #"log error volume: the mixer did not take level 0.9: EIO"#,
             #"publish ~/command/result qos1 {"id":"c19","ok":false,"error":{"code":"audio-unavailable","message":"the mixer did not take level 0.9: EIO"}}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,

@@ -71,6 +71,7 @@ final class RuntimeHarness {
         let stateStore = StateStore(directory: directory, logger: logger)
         let revisions = RevisionStore(directory: directory, logger: logger)
         let mixStore = MixStore(directory: directory, logger: logger)
+        let journal = CommandJournalStore(directory: directory, deviceID: config.device.id, logger: logger, enabled: true)
         let catalog = SoundCatalog.load(directory: config.audio.soundsDirectory)
         let core = Speaker(config: config, catalog: catalog.entries,
                            environment: SpeakerEnvironment(
@@ -78,7 +79,8 @@ final class RuntimeHarness {
                                clockSynced: { [synced] in synced.value },
                                newSessionID: { "session-1" },
                                software: "ambient-speaker test"),
-                           revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load())
+                           revisions: revisions.counter, restored: stateStore.load(), savedMixes: mixStore.load(),
+                           journal: journal.load())
         let trace = trace
         let loop = loop
         board = SpeakerBoard(config: config, loop: loop, logger: logger,
@@ -96,7 +98,7 @@ final class RuntimeHarness {
             services: SpeakerServices(
                 systemd: systemd,
                 persistence: PersistenceService(stateStore: stateStore, revisions: revisions, resumeOnBoot: config.session.resumeOnBoot,
-                                                mixStore: mixStore),
+                                                mixStore: mixStore, journal: journal),
                 audio: AudioService(engine: audio, sounds: CatalogSounds(catalog: catalog, streamer: nil, logger: logger),
                                     mixer: mixer.map { MixerControl.opener(card: $0.card, element: $0.element, loop: loop, logger: logger) },
                                     fadeMs: config.audio.fadeMs, loop: loop, logger: logger),
@@ -111,7 +113,7 @@ final class RuntimeHarness {
     deinit {
         for name in soundFiles { unlink("\(config.audio.soundsDirectory)/\(name).wav") }
         rmdir(config.audio.soundsDirectory)
-        for name in ["state.json", "revision", "mixes.json"] { unlink(directory + "/" + name) }
+        for name in ["state.json", "revision", "mixes.json", "commands.json"] { unlink(directory + "/" + name) }
         rmdir(directory)
     }
 

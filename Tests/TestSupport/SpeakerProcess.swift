@@ -48,9 +48,10 @@ public final class SpeakerProcess: @unchecked Sendable {
     /// starts the speaker. `audioDevice` replaces the default file pcm
     /// (`pcmPath`) with any alsa-lib pcm name. The temporary directory is
     /// removed on deinit (a caller-supplied `stateDirectory` is left alone).
+    /// `environment`: `KEY=value` entries added to the speaker's environment.
     public init(brokerPort: UInt16, deviceID: String = "e2e", extraConfig: String = "", stateDirectory: String? = nil,
                 fadeMs: Int = 100, crossfadeMs: Int = 200, logLevel: String = "debug", mqttConfig: String = "",
-                audioDevice: String? = nil, audioConfig: String = "") throws {
+                audioDevice: String? = nil, audioConfig: String = "", environment: [String] = []) throws {
         directory = try makeTemporaryDirectory(prefix: "speaker-e2e")
         self.deviceID = deviceID
         let state = stateDirectory ?? directory + "/state"
@@ -64,7 +65,7 @@ public final class SpeakerProcess: @unchecked Sendable {
         config += "}\n"
         try writeText(directory + "/config.json", config)
         process = try ChildProcess(executable: try Self.binaryPath(), arguments: ["run", "--config", directory + "/config.json", "--log-level", logLevel],
-                                   logPath: directory + "/speaker.log")
+                                   logPath: directory + "/speaker.log", environment: environment)
     }
 
     deinit {

@@ -2,16 +2,67 @@
 import SpeakerProtocol
 
 /// The commands domain: the results already sent (so a redelivered command
-/// gets its original result and is not applied again) and the retained
-/// commands ignored. Decides what an incoming payload is — ignored, answered
-/// now, or a command to apply — and sends every result; exactly one result
-/// goes out per command.
+/// gets its original result and is not applied again), the commands held
+/// until they are answered (kept in the command journal, `CommandJournal`)
+/// and the retained commands ignored. Decides what an incoming payload is —
+/// ignored, answered now, or a command to apply — and sends every result;
+/// exactly one result goes out per command, across restarts too.
 public struct CommandLedger: Equatable, Sendable {
     /// Retained commands ignored since start (the first one is logged).
     public var retainedCommandsIgnored = 0
     var recentResults = RecentResults(capacity: 256)
+    /// Commands received and not answered yet, oldest first: applied and
+    /// waiting for the engine or a publication, or (while stopping) not applied.
+    var held: [HeldCommand] = []
+    /// Commands the last process held (restored from the journal), answered
+    /// at the first connection.
+    var restored: [HeldCommand] = []
+    /// The speaker is stopping: a new command is held for the next process, not applied.
+    var stopping = false
+    /// The held ids the journal on disk lists (a change is written before
+    /// anything else the dispatch does).
+    var savedHeldIDs: [String] = []
+    /// Results were recorded that the journal on disk lacks (noted by the reduce).
+    var answeredUnsaved = false
+    /// Since when the journal on disk lacks results (written within `ledgerSaveMs`).
+    var answeredUnsavedSince: MonotonicInstant?
+
+    /// How long a result may be missing from the journal on disk: the dedupe
+    /// ledger is written lazily (a result that left with its command's
+    /// acknowledgement is safe without it: see mqtt-contract.md, "Delivery").
+    static let ledgerSaveMs = 1000
 
     init() {}
+
+    /// Takes the journal the last process left: its results become the
+    /// dedupe ledger, its held commands wait for the first connection.
+    mutating func restore(_ journal: CommandJournal) {
+        for result in journal.answered { if let id = result.id { recentResults.record(result, for: id) } }
+        restored = journal.held
+        savedHeldIDs = heldIDs
+    }
+
+    /// Every held id, restored ones first (the journal's order).
+    var heldIDs: [String] { restored.map(\.id) + held.map(\.id) }
+
+    /// Whether `id` is held (restored or received).
+    func holds(_ id: String) -> Bool {
+        held.contains { $0.id == id } || restored.contains { $0.id == id }
+    }
+
+    /// Whether another command may be held (the journal's bound).
+    var canHold: Bool { held.count + restored.count < CommandJournal.maxHeld }
+
+    /// Holds a command until its result is sent.
+    mutating func hold(_ incoming: IncomingCommand, origin: PendingCommand, receivedAtMs: Int64, applied: Bool) {
+        held.append(HeldCommand(id: origin.id, payload: incoming.payload, responseTopic: origin.responseTopic,
+                                correlationData: origin.correlationData, receivedAtMs: receivedAtMs, applied: applied))
+    }
+
+    /// The journal as it is now.
+    func journal(deviceID: String) -> CommandJournal {
+        CommandJournal(deviceID: deviceID, held: restored + held, answered: recentResults.ordered)
+    }
 }
 
 /// What an incoming `command` payload turned out to be.
@@ -85,7 +136,11 @@ extension CommandLedger {
 
     /// Records a final result (for duplicates) and sends it.
     mutating func finish(_ result: CommandResult, for origin: PendingCommand, _ topics: SpeakerTopics) -> [SpeakerEffect] {
-        if let id = result.id { recentResults.record(result, for: id) }
+        if let id = result.id {
+            recentResults.record(result, for: id)
+            answeredUnsaved = true
+            if let index = held.firstIndex(where: { $0.id == id }) { held.remove(at: index) }
+        }
         return send(result, to: origin, topics)
     }
 

@@ -12,6 +12,9 @@ struct RecentResults: Equatable, Sendable {
 
     func result(for id: String) -> CommandResult? { results[id] }
 
+    /// The results kept, oldest first (what the command journal stores).
+    var ordered: [CommandResult] { order.compactMap { results[$0] } }
+
     mutating func record(_ result: CommandResult, for id: String) {
         if results.updateValue(result, forKey: id) == nil {
             order.append(id)

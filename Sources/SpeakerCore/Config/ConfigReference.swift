@@ -96,7 +96,7 @@ public enum ConfigReference {
         Key(path: "schedules[].level", values: "[0, 1] or `null` (play only)", meaning: "The level to play at; refused on `gpio-step`."),
         Key(path: "schedules[].fadeSeconds", values: "0–3600 (default 30)", meaning: "The fade-in or fade-out."),
         Key(path: "schedules[].enabled", values: "boolean (default `true`)", meaning: "A rule that is off keeps its place and does not fire."),
-        Key(path: "stateDirectory", values: "path", meaning: "Where the saved state and the revision reservation are kept."),
+        Key(path: "stateDirectory", values: "path", meaning: "Where the saved state, the revision reservation, the saved mixes and the command journal (`commands.json`: commands owed an answer across a restart, see the contract's Delivery section) are kept."),
         Key(path: "mixes", values: "array (at most 32)", meaning: "Mixes of several sounds, listed in the catalog after the sounds ([mixes](mixes.md)); a mix saved over MQTT wins until this value changes."),
         Key(path: "mixes[].id", values: "1–64 of `a-z 0-9 - _`", meaning: "The mix's catalog id; not the id of a sound."),
         Key(path: "mixes[].name", values: "1–64 bytes", meaning: "The name shown to people."),
