@@ -165,11 +165,7 @@ public final class MQTTService: SpeakerService {
             case .message(let m) where m.topic == topics.command:
                 guard !commandsSent else { continue }
                 commandsSent = true
-                if commands.count == 1, let only = commands.first {
-                    context.send(.command(only, at: context.now()))
-                } else {
-                    context.send(.commands(commands, at: context.now()))
-                }
+                context.send(.commands(commands, at: context.now()))
             case .message(let m) where m.topic == topics.session:
                 if m.retain {
                     let other = m.publisher.map { $0 != client.instanceID } ?? false

@@ -118,7 +118,7 @@ public struct HeldCommand: Equatable, Sendable {
             ("id", .string(id)), ("payload", .string(String(decoding: payload, as: UTF8.self))),
             ("receivedAt", .number(Double(receivedAtMs))), ("applied", .bool(applied))]
         if let responseTopic { members.append(("responseTopic", .string(responseTopic))) }
-        if let correlationData { members.append(("correlationData", .string(Hex.encode(correlationData)))) }
+        if let correlationData { members.append(("correlationData", .string(WPAKey.hex(correlationData)))) }
         return .object(members)
     }
 
@@ -134,7 +134,7 @@ public struct HeldCommand: Equatable, Sendable {
         applied = try f.bool("applied")
         responseTopic = try f.optionalString("responseTopic")
         if let hex = try f.optionalString("correlationData") {
-            guard let bytes = Hex.decode(hex) else {
+            guard let bytes = SettingsFields.hexBytes(Array(hex.utf8)) else {
                 throw CommandJournal.DecodeError(reason: "\(path).correlationData: not hexadecimal")
             }
             correlationData = bytes
@@ -239,37 +239,5 @@ private struct Fields {
         guard let v = value[key] else { return nil }
         guard let n = v.numberValue, n.isFinite else { throw mistyped(key, "a number", v) }
         return n
-    }
-}
-
-/// Lower-case hexadecimal for the correlation data's bytes.
-enum Hex {
-    static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func decode(_ text: String) -> [UInt8]? {
-        let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count / 2)
-        var i = 0
-        while i < chars.count {
-            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
     }
 }
