@@ -35,7 +35,7 @@ KEEP = {
                "plugins", "prebuilts", "arm64", "hil", "trixie", "workspace-state.json",
                "debug.yaml", "release.yaml", "build.db", "plugin-tools.yaml", "debug", "release"},
     ".build/arm64": {"scratch", "debug"},
-    ".build/hil": {"build-v1", "build-v2"},
+    ".build/hil": {"build"},
 }
 KEPT_TOP = {".build", ".build-fuzz"}
 
