@@ -103,6 +103,7 @@ public final class MQTTLink: @unchecked Sendable {
     /// QoS 1 publications still waiting for their PUBACK. Any thread.
     public var unacknowledgedCount: Int { tracker.pendingCount }
     public var acknowledgedCount: Int { tracker.acknowledgedCount }
+    public func awaitsAcknowledgement(messageID: Int32) -> Bool { tracker.isPending(messageID) }
 
     /// Waits for `eventFD` (poll(2)); the closing handshake's wait. Main thread.
     public func waitForEvents(timeoutMs: Int) -> Bool { waitReadable(eventFD, milliseconds: timeoutMs) }

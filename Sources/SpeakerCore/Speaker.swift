@@ -64,6 +64,10 @@ public struct Speaker: Sendable {
                 state.persistence.notes.append((.info, "command journal: \(journal.held.count) command(s) held by the last run, "
                                                 + "answered once connected"))
             }
+            if !journal.owed.isEmpty {
+                state.persistence.notes.append((.info, "command journal: \(journal.owed.count) result(s) the broker had not "
+                                                + "acknowledged to the last run, sent again once connected"))
+            }
         }
         if !artwork.isEmpty {
             state.artwork = ArtworkState(files: artwork, soundIDs: Set(catalog.filter { $0.kind == .sound }.map(\.id)))
@@ -126,6 +130,9 @@ public struct Speaker: Sendable {
         case let .commands(batch, now):
             effects = handleCommands(batch, at: now)
             effects += resendDiscoveryIfChanged()
+        case .resultsDelivered(let ids, _):
+            state.commands.delivered(ids)
+            effects = []
         case .stopping:
             effects = beginStopping()
         case let .engine(report, now):

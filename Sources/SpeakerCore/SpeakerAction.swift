@@ -66,6 +66,9 @@ public enum SpeakerAction: Equatable, Sendable {
     /// one dispatch, so the command journal is written once for all of them
     /// before any of their acknowledgements leaves.
     case commands([IncomingCommand], at: MonotonicInstant)
+    /// The broker acknowledged these commands' results (their PUBACKs): they
+    /// are no longer owed (`CommandJournal.owed`).
+    case resultsDelivered([String], at: MonotonicInstant)
     /// The stop began (SIGTERM), before the MQTT service's closing handshake:
     /// from now on a command is kept in the journal for the next process.
     case stopping(at: MonotonicInstant)

@@ -16,15 +16,20 @@ public struct Publication: Equatable, Sendable {
     /// `session` it names, so the broker forwards the answer before it stores
     /// and fans out the state.
     public var deliverNow: Bool
+    /// Set on a command's result on `command/result`: the id of the command
+    /// it answers. The MQTT service reports when the broker has acknowledged
+    /// it (`.resultsDelivered`); until then the result is owed (journaled).
+    public var resultID: String?
 
     public init(topic: String, payload: [UInt8], qos: Int, retain: Bool, correlationData: [UInt8]? = nil,
-                deliverNow: Bool = false) {
+                deliverNow: Bool = false, resultID: String? = nil) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
         self.correlationData = correlationData
         self.deliverNow = deliverNow
+        self.resultID = resultID
     }
 
     /// The payload as text (for logs and tests).

@@ -25,6 +25,9 @@ public protocol MQTTClient: AnyObject {
     /// How many QoS 1 publications the broker has acknowledged so far: the
     /// closing handshake's measure of progress.
     var acknowledgedCount: Int { get }
+    /// Whether the QoS 1 publication `publish` queued as `messageID` still
+    /// waits for its PUBACK (false once the broker acknowledged it).
+    func awaitsAcknowledgement(messageID: Int32) -> Bool
     /// Blocks until `eventFD` is readable or `timeoutMs` has passed; whether
     /// it became readable. For the closing handshake only, when the loop no
     /// longer runs: the MQTT service reads and answers what arrives until its

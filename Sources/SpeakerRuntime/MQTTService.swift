@@ -19,6 +19,10 @@ public final class MQTTService: SpeakerService {
     private let homeAssistantStatusTopic: String
     /// True while `events()` holds the link's writes.
     private var holding = false
+    /// Results queued and not yet acknowledged by the broker, oldest first:
+    /// the command's id and the publication's message id. When the PUBACK
+    /// has come the core hears `.resultsDelivered`, and stops owing them.
+    private var resultsInFlight: [(id: String, messageID: Int32)] = []
     /// The link's event fd on the loop while running.
     private var phase: ServicePhase<LoopRegistration> = .idle
     private weak var context: ServiceContext?
@@ -44,9 +48,19 @@ public final class MQTTService: SpeakerService {
 
     /// `.publish`: hands the publication to the client.
     func publish(_ p: Publication) {
-        if case .rejected(let error) = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
-                                                       correlationData: p.correlationData) {
+        let outcome = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
+                                     correlationData: p.correlationData)
+        switch outcome {
+        case .rejected(let error):
             logger.warning("publish to \(p.topic) failed: \(error)")
+        case .queued(let messageID):
+            if let id = p.resultID, p.qos > 0 {
+                // Bounded like the journal's owed results (an id never acknowledged stays owed in the core).
+                if resultsInFlight.count >= CommandJournal.maxHeld { resultsInFlight.removeFirst() }
+                resultsInFlight.append((id, messageID))
+            }
+        case .notConnected:
+            break  // a result stays owed (journaled) and goes out again with the next start
         }
         if holding && p.deliverNow {
             // The core's write policy: what is queued so far (the command's
@@ -142,6 +156,7 @@ public final class MQTTService: SpeakerService {
             client.flush()
         }
         let events = client.drainEvents()
+        defer { reportDeliveredResults(context) }
         // Every command read in this turn goes to the core in one action,
         // where the first of them is: the journal that holds them is then
         // written once, before any of their acknowledgements leaves (the
@@ -178,5 +193,18 @@ public final class MQTTService: SpeakerService {
                 logger.debug("ignoring a message on \(m.topic)")
             }
         }
+    }
+
+    /// Tells the core which owed results the broker has acknowledged since
+    /// the last drain (their PUBACKs were read with this drain's events).
+    private func reportDeliveredResults(_ context: ServiceContext) {
+        guard !resultsInFlight.isEmpty else { return }
+        var delivered: [String] = []
+        resultsInFlight.removeAll { entry in
+            guard !client.awaitsAcknowledgement(messageID: entry.messageID) else { return false }
+            delivered.append(entry.id)
+            return true
+        }
+        if !delivered.isEmpty { context.send(.resultsDelivered(delivered, at: context.now())) }
     }
 }

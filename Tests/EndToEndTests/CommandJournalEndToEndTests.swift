@@ -6,8 +6,9 @@ import Testing
 import SpeakerProtocol
 import TestSupport
 
-/// Every command the broker delivered is answered exactly once, across a
-/// stop or a crash of a slow board: 1,000 QoS 1 commands at full rate against
+/// Every command the broker delivered is answered — exactly once across a
+/// stop, at least once (a repeat is the same result) across a crash — on a
+/// slow board: 1,000 QoS 1 commands at full rate against
 /// a speaker held to a quarter of a core (`CPUThrottle`), SIGTERM or kill -9
 /// in the middle of the backlog, then a second process on the same state
 /// directory. "Delivered" is what the broker itself logged: each PUBACK it
@@ -25,6 +26,8 @@ import TestSupport
         var delivered = 0
         var unanswered: [String] = []
         var answeredTwice: [String] = []
+        /// Commands whose results were not all the same (a repeat must be the same result).
+        var answeredDifferently: [String] = []
         var expired = 0
         /// The first process's "stopped in N ms" (SIGTERM runs).
         var stopMs: Int?
@@ -85,12 +88,13 @@ import TestSupport
         let results = answered(peer.messages(on: "\(root)/command/result"))
         outcome.unanswered = (0..<commands).map { "j\($0)" }.filter { results[$0] == nil }
         outcome.answeredTwice = results.filter { $0.value.count > 1 }.keys.sorted()
+        outcome.answeredDifferently = results.filter { Set($0.value.map(\.jsonText)).count > 1 }.keys.sorted()
         outcome.expired = results.values.filter { $0.first?["error"]?["code"] == .string("expired") }.count
         outcome.secondLog = second.log
         let kind = signal == SIGKILL ? "kill -9" : "SIGTERM"
         print("journal \(journal ? "on" : "off"), \(kind) at a quarter of the backlog: sent \(outcome.sent), delivered (broker PUBACKs) "
               + "\(outcome.delivered), answered \(results.count), unanswered \(outcome.unanswered.count), answered twice "
-              + "\(outcome.answeredTwice.count), expired \(outcome.expired)"
+              + "\(outcome.answeredTwice.count) (\(outcome.answeredDifferently.count) differently), expired \(outcome.expired)"
               + (outcome.stopMs.map { ", stop took \($0) ms" } ?? ""))
         return outcome
     }
@@ -119,30 +123,34 @@ import TestSupport
         return acknowledged
     }
 
-    func expectEveryDeliveredCommandAnsweredOnce(_ o: Outcome) {
+    /// Every delivered command answered; after a clean stop exactly once,
+    /// after a crash (`repeatsAllowed`) perhaps twice with the same result:
+    /// a result the broker had acknowledged after the journal's last write
+    /// is sent again by the next process (mqtt-contract.md, "Delivery").
+    func expectEveryDeliveredCommandAnswered(_ o: Outcome, repeatsAllowed: Bool = false) {
         #expect(o.delivered == o.sent, "the broker delivered every command once (\(o.delivered) PUBACKs for \(o.sent))")
         #expect(o.unanswered.isEmpty, "unanswered: \(o.unanswered.prefix(20)); first log tail:\n\(o.firstLog.suffix(3000))\nsecond log tail:\n\(o.secondLog.suffix(3000))")
-        #expect(o.answeredTwice.isEmpty, "answered twice: \(o.answeredTwice.prefix(20))")
+        #expect(o.answeredDifferently.isEmpty, "answered twice with different results: \(o.answeredDifferently.prefix(20))")
+        if !repeatsAllowed { #expect(o.answeredTwice.isEmpty, "answered twice: \(o.answeredTwice.prefix(20))") }
     }
 
-    @Test(.disabled("passed on x86-64 (1,000 of 1,000 answered) but failed in the trixie suite: the second process left the redelivered rest of the backlog (from j347) unanswered within the test's 60 s; under investigation"))
+    @Test
     func aSlowBoardStoppedMidBacklogAnswersEveryDeliveredCommandOnce() throws {
         let outcome = try Self.run(signal: SIGTERM)
-        expectEveryDeliveredCommandAnsweredOnce(outcome)
+        expectEveryDeliveredCommandAnswered(outcome)
         #expect(outcome.stopMs != nil, "the first process logged its stop time")
     }
 
-    @Test(.disabled("fails: after kill -9 at a quarter of the backlog the broker logged 1,000 PUBACKs but only the 256 answered before the kill got a result; under investigation"))
-    func aSlowBoardKilledMidBacklogAnswersEveryDeliveredCommandOnce() throws {
-        expectEveryDeliveredCommandAnsweredOnce(try Self.run(signal: SIGKILL))
+    @Test
+    func aSlowBoardKilledMidBacklogAnswersEveryDeliveredCommand() throws {
+        expectEveryDeliveredCommandAnswered(try Self.run(signal: SIGKILL), repeatsAllowed: true)
     }
 
-    /// The control: the same stop with the journal off loses the commands
-    /// the stopping process held (they were acknowledged to the broker, so
-    /// it never delivers them again).
-    @Test(.disabled("the control lost only 1 command of 1,000 in its one run here: too few to be sure of a loss on every run; run it by hand with --filter"))
-    func withTheJournalOffTheSameStopLosesCommands() throws {
-        let outcome = try Self.run(signal: SIGTERM, journal: false)
+    /// The control: the same crash with the journal off loses commands —
+    /// those acknowledged to the broker (which never delivers them again)
+    /// whose results had not reached it.
+    @Test func withTheJournalOffTheSameCrashLosesCommands() throws {
+        let outcome = try Self.run(signal: SIGKILL, journal: false)
         #expect(!outcome.unanswered.isEmpty, "with the journal off every command was still answered: the test above would prove nothing")
     }
 }

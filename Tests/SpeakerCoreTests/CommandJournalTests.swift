@@ -37,16 +37,42 @@ import SpeakerProtocol
                     receivedAtMs: Self.wallMs - ageMs, applied: applied)
     }
 
-    @Test func aCommandAnsweredInTheDispatchItArrivedInIsJournaledLazily() {
+    @Test func aResultIsOwedOnDiskUntilTheBrokerAcknowledgesIt() {
         var h = harness(journal: nil)
         started(&h)
         let fx = h.command(#"{"id":"v1","action":"setVolume","level":0.5}"#)
         #expect(results(fx).first?["ok"] == .bool(true))
-        #expect(journals(fx).isEmpty, "its acknowledgement leaves with its result: no write on its path")
+        guard case .saveJournal(let first) = fx.first else {
+            Issue.record("the dispatch does not begin with the journal: \(fx.map { EffectLine.of($0) })")
+            return
+        }
+        #expect(first.owed.map(\.id) == ["v1"] && first.held.isEmpty, "owed before its acknowledgement leaves")
+        let resultPublication = fx.compactMap { if case .publish(let p) = $0, p.topic.hasSuffix("command/result") { p } else { nil } }
+        #expect(resultPublication.map(\.resultID) == ["v1"], "the MQTT service is told which command the result answers")
+        let delivered = h.send(.resultsDelivered(["v1"], at: h.now))
+        #expect(journals(delivered).isEmpty, "an acknowledged result leaves the file lazily")
         #expect(journals(h.advance(ms: 999)).isEmpty, "written within a second, not before")
-        let later = h.advance(ms: 1)
-        #expect(journals(later).map { $0.answered.compactMap(\.id) } == [["v1"]])
+        let later = journals(h.advance(ms: 1))
+        #expect(later.map { $0.owed.map(\.id) } == [[]] && later.map { $0.answered.compactMap(\.id) } == [["v1"]])
         #expect(journals(h.advance(ms: 5000)).isEmpty, "nothing new, nothing written")
+    }
+
+    @Test func theNextProcessSendsTheOwedResultsAgainAndAppliesNothing() {
+        let owed = OwedResult(result: .accepted(id: "v1", revision: 9, level: 0.4), responseTopic: "reply/v1",
+                              correlationData: [1, 2])
+        var h = harness(journal: CommandJournal(deviceID: "kitchen", owed: [owed]))
+        h.send(.start(at: h.now))
+        let fx = h.send(.mqttConnected(at: h.now))
+        #expect(results(fx) == [try? JSONParser().parse(CommandResult.accepted(id: "v1", revision: 9, level: 0.4).serialized())])
+        #expect(fx.publications.filter { $0.topic == "reply/v1" && $0.correlationData == [1, 2] }.count == 1,
+                "and to the caller's response topic")
+        #expect(h.speaker.journalSnapshot.owed == [owed], "still owed until the broker acknowledges it")
+        let again = h.command(#"{"id":"v1","action":"setVolume","level":0.9}"#)
+        #expect(results(again).first?["revision"] == .number(9), "a redelivery gets the same result, nothing applied")
+        #expect(h.state.volume.level != .absolute(level: 0.9))
+        h.send(.resultsDelivered(["v1"], at: h.now))
+        #expect(h.speaker.journalSnapshot.owed.isEmpty)
+        #expect(results(h.send(.mqttConnected(at: h.now))).isEmpty, "sent again once, not at every connection")
     }
 
     @Test func aCommandInProgressIsJournaledBeforeItsEffectsAndRemovedBeforeItsResult() {
@@ -65,7 +91,7 @@ import SpeakerProtocol
             Issue.record("the result's dispatch does not begin with the journal: \(done.map { EffectLine.of($0) })")
             return
         }
-        #expect(second.held.isEmpty && second.answered.compactMap(\.id) == ["p1"])
+        #expect(second.held.isEmpty && second.answered.compactMap(\.id) == ["p1"] && second.owed.map(\.id) == ["p1"])
         #expect(results(done).first?["id"] == .string("p1"))
     }
 
@@ -85,12 +111,15 @@ import SpeakerProtocol
         #expect(journals(h.send(.shutdown(at: h.now))).isEmpty, "nothing left unsaved at the stop")
     }
 
-    @Test func theStopWritesResultsNotYetOnDisk() {
+    @Test func theStopWritesWhatIsNotYetOnDisk() {
         var h = harness(journal: nil)
         started(&h)
         h.command(#"{"id":"a","action":"setVolume","level":0.2}"#)
-        let end = h.send(.shutdown(at: h.now))
-        #expect(journals(end).map { $0.answered.compactMap(\.id) } == [["a"]], "the lazy results are written at the stop")
+        h.command(#"{"id":"b","action":"setVolume","level":0.3}"#)
+        h.send(.resultsDelivered(["a"], at: h.now))
+        let end = journals(h.send(.shutdown(at: h.now)))
+        #expect(end.map { $0.owed.map(\.id) } == [["b"]], "the acknowledged result leaves the file at the stop, the other stays owed")
+        #expect(end.map { $0.answered.compactMap(\.id) } == [["a", "b"]])
     }
 
     @Test func theNextProcessAppliesAFreshHeldCommandAndExpiresTheRest() {
@@ -153,9 +182,15 @@ import SpeakerProtocol
         let journal = CommandJournal(deviceID: "kitchen", held: [
             HeldCommand(id: "c1", payload: Array(#"{"id":"c1","action":"play"}"#.utf8), responseTopic: "reply/here",
                         correlationData: [0, 0xff, 0x10], receivedAtMs: Self.wallMs, applied: true)],
+            owed: [OwedResult(result: .accepted(id: "o", revision: 4, level: 0.5), responseTopic: nil, correlationData: [7])],
             answered: [.accepted(id: "a", revision: 3, level: nil, fadeSeconds: 60),
                        .rejected(CommandRejection(id: "b", code: .expired, message: "too old"))])
         #expect(try CommandJournal.decode(journal.fileBytes, deviceID: "kitchen") == journal)
+        // A file without `owed` owes nothing.
+        let noOwed = CommandJournal(deviceID: "kitchen", held: journal.held, answered: journal.answered)
+        let withoutMember = String(decoding: noOwed.fileBytes, as: UTF8.self).replacing(#""owed":[],"#, with: "")
+        #expect(!withoutMember.contains("owed"))
+        #expect(try CommandJournal.decode(Array(withoutMember.utf8), deviceID: "kitchen") == noOwed)
         let text = String(decoding: journal.fileBytes, as: UTF8.self)
         let cases: [(String, String)] = [
             (String(text.prefix(text.count / 2)), "not valid JSON"),
@@ -165,6 +200,9 @@ import SpeakerProtocol
             (text.replacing("00ff10", with: "xyz0"), "held[0].correlationData: not hexadecimal"),
             (text.replacing(#""code":"expired""#, with: #""code":"gone""#), "answered[1].error.code: not a known code"),
             (text.replacing(#""receivedAt":1795953600123"#, with: #""receivedAt":"now""#), "held[0].receivedAt: expected a number"),
+            (text.replacing(#""revision":4"#, with: #""revision":-4"#), "owed[0].result.revision: not a revision"),
+            (text.replacing(#""correlationData":"07""#, with: #""correlationData":7"#), "owed[0].correlationData: expected a string"),
+            (text.replacing(#""owed":["#, with: #""owed":[1,"#), "owed[0]: expected an object"),
             ("[]", "the journal: expected an object"),
         ]
         for (bad, reason) in cases {

@@ -23,7 +23,8 @@ enum EffectLine {
         case .saveState(let state): return "saveState \(state)"
         case .saveMixes(let mixes): return "saveMixes \(mixes)"
         case .saveJournal(let journal):
-            return "saveJournal held \(journal.held.map { "\($0.id)\($0.applied ? "" : " (not applied)")" }) answered \(journal.answered.count)"
+            return "saveJournal held \(journal.held.map { "\($0.id)\($0.applied ? "" : " (not applied)")" }) owed \(journal.owed.map(\.id)) "
+                + "answered \(journal.answered.count)"
         case let .log(level, text): return "log \(level) \(text)"
         case .publish(let p):
             let topic = p.topic.hasPrefix(root + "/") ? "~" + p.topic.dropFirst(root.count) : p.topic
@@ -147,5 +148,8 @@ extension Harness {
         let incoming = IncomingCommand(payload: Array(json.utf8), responseTopic: responseTopic,
                                        correlationData: correlation, retained: retained)
         assertEffects(of: .command(incoming, at: now), equal: expected, state: change, sourceLocation: sourceLocation)
+        // The broker acknowledges the result at once (the next command's journal owes only its own).
+        let owed = speaker.journalSnapshot.owed.map(\.id)
+        if !owed.isEmpty { _ = speaker.reduce(.resultsDelivered(owed, at: now)) }
     }
 }

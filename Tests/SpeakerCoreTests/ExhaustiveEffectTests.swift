@@ -97,12 +97,12 @@ import Testing
     @Test func playThenTheEngineConfirms() {
         var h = Self.ready()
         h.assertCommand(#"{"id":"c1","action":"play"}"#, equal: [
-            #"saveJournal held ["c1"] answered 0"#,
+            #"saveJournal held ["c1"] owed [] answered 0"#,
             #"log info session session-1 started"#,
             #"audio play(soundID: "white", fadeMs: 400, ticket: 1)"#,
         ], state: { $0.session.id = "session-1"; $0.session.isActive = true; $0.session.intendsPlayback = true; $0.outstanding = [1: "c1"]; $0.nextTicket = 2 })
         h.assertEffects(of: .engine(.playing(ticket: 1), at: h.now), equal: [
-            #"saveJournal held [] answered 1"#,
+            #"saveJournal held [] owed ["c1"] answered 1"#,
             #"publish ~/command/result qos1 {"id":"c1","ok":true,"revision":2}"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":true,"intendsPlayback":true,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":false,"commands":["pause","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown","setSleepTimer","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.session.isPlaying = true; $0.outstanding = [:] })
@@ -113,11 +113,11 @@ import Testing
         var h = Self.playing()
         let now = h.now
         h.assertCommand(#"{"id":"c2","action":"\#(action)"}"#, equal: [
-            #"saveJournal held ["c2"] answered 1"#,
+            #"saveJournal held ["c2"] owed ["setup"] answered 1"#,
             #"audio pause(fadeMs: 400, ticket: 2)"#,
         ], state: { $0.session.intendsPlayback = false; $0.session.pausedSince = now; $0.outstanding = [2: "c2"]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.paused(ticket: 2), at: h.now), equal: [
-            #"saveJournal held [] answered 2"#,
+            #"saveJournal held [] owed ["c2"] answered 2"#,
             #"publish ~/command/result qos1 {"id":"c2","ok":true,"revision":3}"#,
             #"publish ~/session qos1 retained {"id":"session-1","soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":false,"commands":["play","toggle","stop","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.4,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.session.isPlaying = false; $0.outstanding = [:] })
@@ -126,7 +126,7 @@ import Testing
     @Test func stopEndsTheSession() {
         var h = Self.playing()
         h.assertCommand(#"{"id":"c4","action":"stop"}"#, equal: [
-            #"saveJournal held ["c4"] answered 1"#,
+            #"saveJournal held ["c4"] owed ["setup"] answered 1"#,
             #"audio pause(fadeMs: 400, ticket: 2)"#,
         ], state: { $0.session.isActive = false; $0.session.intendsPlayback = false; $0.outstanding = [2: "c4"]; $0.nextTicket = 3 })
     }
@@ -134,11 +134,11 @@ import Testing
     @Test func nextAndPreviousWhilePlaying() {
         var h = Self.playing()
         h.assertCommand(#"{"id":"c5","action":"next"}"#, equal: [
-            #"saveJournal held ["c5"] answered 1"#,
+            #"saveJournal held ["c5"] owed ["setup"] answered 1"#,
             #"audio switchTo(soundID: "pink", crossfadeMs: 1500, ticket: 2)"#,
         ], state: { $0.selected = "pink"; $0.outstanding = [2: "c5"]; $0.nextTicket = 3 })
         h.assertCommand(#"{"id":"c6","action":"previous"}"#, equal: [
-            #"saveJournal held ["c5", "c6"] answered 1"#,
+            #"saveJournal held ["c5", "c6"] owed [] answered 1"#,
             #"audio switchTo(soundID: "white", crossfadeMs: 1500, ticket: 3)"#,
         ], state: { $0.selected = "white"; $0.outstanding[3] = "c6"; $0.nextTicket = 4 })
     }
@@ -146,7 +146,7 @@ import Testing
     @Test func selectWhileStoppedStartsASessionWithThatSound() {
         var h = Self.ready()
         h.assertCommand(#"{"id":"c7","action":"select","soundID":"brown"}"#, equal: [
-            #"saveJournal held ["c7"] answered 0"#,
+            #"saveJournal held ["c7"] owed [] answered 0"#,
             #"log info session session-1 started"#,
             #"audio play(soundID: "brown", fadeMs: 400, ticket: 1)"#,
         ], state: {
@@ -159,18 +159,21 @@ import Testing
     @Test func setVolumeUpAndDown() {
         var h = Self.ready()
         h.assertCommand(#"{"id":"c8","action":"setVolume","level":0.7}"#, equal: [
+            #"saveJournal held [] owed ["c8"] answered 1"#,
             #"audio setLevel(0.7)"#,
             #"publish ~/command/result qos1 {"id":"c8","ok":true,"revision":2,"level":0.7}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.7,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.7) })
         h.assertCommand(#"{"id":"c9","action":"volumeUp","steps":2}"#, equal: [
+            #"saveJournal held [] owed ["c9"] answered 2"#,
             #"audio setLevel(0.8)"#,
             #"publish ~/command/result qos1 {"id":"c9","ok":true,"revision":3,"level":0.8}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":3,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.8,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.8) })
         h.assertCommand(#"{"id":"c10","action":"volumeDown"}"#, equal: [
+            #"saveJournal held [] owed ["c10"] answered 3"#,
             #"audio setLevel(0.75)"#,
             #"publish ~/command/result qos1 {"id":"c10","ok":true,"revision":4,"level":0.75}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.75,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
@@ -182,6 +185,7 @@ import Testing
         var h = Self.ready()
         h.assertCommand(#"{"id":"c11","action":"setVolume","level":0.5}"#, responseTopic: "phone/replies", correlation: [1, 2, 3],
                         equal: [
+                            #"saveJournal held [] owed ["c11"] answered 1"#,
                             #"audio setLevel(0.5)"#,
                             #"publish ~/command/result qos1 {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
                             #"publish phone/replies qos1 correlation [1, 2, 3] {"id":"c11","ok":true,"revision":2,"level":0.5}"#,
@@ -197,10 +201,12 @@ import Testing
             #"publish ~/command/result qos1 {"id":null,"ok":false,"error":{"code":"malformed","message":"not JSON: unexpected character at byte 0"}}"#,
         ])
         h.assertCommand(#"{"id":"c12","action":"dance"}"#, equal: [
+            #"saveJournal held [] owed ["c12"] answered 1"#,
             #"log notice command rejected (unknown-action): action: unknown action "dance"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown, setSchedules, setScheduleEnabled, setNightCap, saveMix, deleteMix, setLayerLevel, setSleepTimer, cancelSleepTimer, mute, unmute"#,
             #"publish ~/command/result qos1 {"id":"c12","ok":false,"error":{"code":"unknown-action","message":"action: unknown action \"dance\"; expected one of play, pause, toggle, stop, next, previous, select, setVolume, volumeUp, volumeDown, setSchedules, setScheduleEnabled, setNightCap, saveMix, deleteMix, setLayerLevel, setSleepTimer, cancelSleepTimer, mute, unmute"}}"#,
         ])
         h.assertCommand(#"{"id":"c13","action":"select","soundID":"thunder"}"#, equal: [
+            #"saveJournal held [] owed ["c13"] answered 2"#,
             #"log notice command c13 select rejected (unknown-sound): no sound "thunder" in the catalog"#,
             #"publish ~/command/result qos1 {"id":"c13","ok":false,"error":{"code":"unknown-sound","message":"no sound \"thunder\" in the catalog"}}"#,
         ])
@@ -212,14 +218,17 @@ import Testing
     @Test func stepOnlyVolumeRefusesSetVolumeAndPulsesTheAmp() {
         var h = Self.ready { $0.volume.mode = .gpioStep }
         h.assertCommand(#"{"id":"c15","action":"setVolume","level":0.5}"#, equal: [
+            #"saveJournal held [] owed ["c15"] answered 1"#,
             #"log notice command c15 setVolume rejected (unsupported): this speaker's volume is step-only (relative); use volumeUp/volumeDown"#,
             #"publish ~/command/result qos1 {"id":"c15","ok":false,"error":{"code":"unsupported","message":"this speaker's volume is step-only (relative); use volumeUp/volumeDown"}}"#,
         ])
         h.assertCommand(#"{"id":"c16","action":"volumeUp","steps":3}"#, equal: [
+            #"saveJournal held [] owed ["c16"] answered 2"#,
             #"amp up(count: 3)"#,
             #"publish ~/command/result qos1 {"id":"c16","ok":true,"revision":1}"#,
         ])
         h.assertCommand(#"{"id":"c17","action":"volumeDown","steps":1}"#, equal: [
+            #"saveJournal held [] owed ["c17"] answered 3"#,
             #"amp down(count: 1)"#,
             #"publish ~/command/result qos1 {"id":"c17","ok":true,"revision":1}"#,
         ])
@@ -228,21 +237,21 @@ import Testing
     @Test func mixerVolumeWaitsForTheMixer() {
         var h = Self.ready { $0.volume.mode = .alsaMixer }
         h.assertCommand(#"{"id":"c18","action":"setVolume","level":0.6}"#, equal: [
-            #"saveJournal held ["c18"] answered 0"#,
+            #"saveJournal held ["c18"] owed [] answered 0"#,
             #"audio setMixerLevel(0.6, ticket: 2)"#,
         ], state: { $0.pendingLevels = [2: 0.6]; $0.nextTicket = 3 })
         h.assertEffects(of: .engine(.levelSet(ticket: 2), at: h.now), equal: [
-            #"saveJournal held [] answered 1"#,
+            #"saveJournal held [] owed ["c18"] answered 1"#,
             #"publish ~/command/result qos1 {"id":"c18","ok":true,"revision":2,"level":0.6}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,
             #"publish ~/session qos1 retained {"id":null,"soundID":"white","soundName":"White noise","layers":null,"isPlaying":false,"intendsPlayback":false,"updatedAt":"2026-11-29T12:00:00.123Z","clockSynced":true,"revision":2,"ended":true,"commands":["play","toggle","next","previous","select","setVolume","volumeUp","volumeDown","mute","setSchedules","setNightCap","saveMix"],"devices":[{"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.6,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}],"sleepTimer":null}"#,
         ], state: { $0.volume = .absolute(level: 0.6); $0.pendingLevels = [:] })
         h.assertCommand(#"{"id":"c19","action":"setVolume","level":0.9}"#, equal: [
-            #"saveJournal held ["c19"] answered 1"#,
+            #"saveJournal held ["c19"] owed ["c18"] answered 1"#,
             #"audio setMixerLevel(0.9, ticket: 3)"#,
         ], state: { $0.pendingLevels = [3: 0.9]; $0.nextTicket = 4 })
         h.assertEffects(of: .engine(.levelFailed(ticket: 3, reason: "EIO", actual: 0.55), at: h.now), equal: [
-            #"saveJournal held [] answered 2"#,
+            #"saveJournal held [] owed ["c19"] answered 2"#,
             #"log error volume: the mixer did not take level 0.9: EIO"#,
             #"publish ~/command/result qos1 {"id":"c19","ok":false,"error":{"code":"audio-unavailable","message":"the mixer did not take level 0.9: EIO"}}"#,
             #"publish ~/device qos1 retained {"id":"kitchen","name":"Ambient speaker (kitchen)","type":"speaker","volume":{"control":"absolute","level":0.55,"step":0.05,"maxLevel":1,"capSource":"config"},"muted":false,"audio":"ok","underruns":0,"software":"ambient-speaker test","epoch":"e1","nightCap":null}"#,

@@ -97,6 +97,9 @@ final class InMemoryMQTT: MQTTClient {
     var onWait: ((Int) -> Bool)?
     var unacknowledgedCount: Int { unacknowledged }
     var acknowledgedCount: Int { acknowledged }
+    /// Message ids a test's slow broker has not acknowledged (none: each is at once).
+    var awaitingAcknowledgement: Set<Int32> = []
+    func awaitsAcknowledgement(messageID: Int32) -> Bool { awaitingAcknowledgement.contains(messageID) }
 
     func waitForEvents(timeoutMs: Int) -> Bool { onWait?(timeoutMs) ?? !pendingEvents.isEmpty }
 

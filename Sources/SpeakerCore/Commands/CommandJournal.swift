@@ -4,12 +4,14 @@ import SpeakerProtocol
 /// What the speaker owes its callers across a restart, a crash or a power
 /// cut, kept in `{stateDirectory}/commands.json` (mqtt-contract.md,
 /// "Delivery"): the commands it holds — received and acknowledged to the
-/// broker, not yet answered — and the results of the last commands it
-/// answered (the dedupe ledger), so the next process answers each held
-/// command once and applies nothing twice.
+/// broker, not yet answered —, the results it sent that the broker has not
+/// acknowledged yet (`owed`: sent again by the next process), and the
+/// results of the last commands it answered (the dedupe ledger), so the
+/// next process answers each held command once and applies nothing twice.
 ///
 /// Stored as one JSON object, written atomically like the state file:
-/// `{"version":1,"device":"kitchen","held":[…],"answered":[<result>…]}`.
+/// `{"version":1,"device":"kitchen","held":[…],"owed":[…],"answered":[<result>…]}`
+/// (`owed` may be absent: none).
 /// Pure value; any thread.
 public struct CommandJournal: Equatable, Sendable {
     /// The format version this build writes and reads.
@@ -33,12 +35,15 @@ public struct CommandJournal: Equatable, Sendable {
     public var deviceID: String
     /// Commands received and not yet answered, oldest first.
     public var held: [HeldCommand]
+    /// Results sent whose PUBACK from the broker has not come yet, oldest first.
+    public var owed: [OwedResult]
     /// The last results sent, oldest first (at most `RecentResults`' capacity).
     public var answered: [CommandResult]
 
-    public init(deviceID: String, held: [HeldCommand] = [], answered: [CommandResult] = []) {
+    public init(deviceID: String, held: [HeldCommand] = [], owed: [OwedResult] = [], answered: [CommandResult] = []) {
         self.deviceID = deviceID
         self.held = held
+        self.owed = owed
         self.answered = answered
     }
 
@@ -51,7 +56,8 @@ public struct CommandJournal: Equatable, Sendable {
     /// The JSON document written to disk.
     public var json: JSONValue {
         .object([("version", .number(Double(Self.version))), ("device", .string(deviceID)),
-                 ("held", .array(held.map(\.json))), ("answered", .array(answered.map(\.journalJSON)))])
+                 ("held", .array(held.map(\.json))), ("owed", .array(owed.map(\.json))),
+                 ("answered", .array(answered.map(\.journalJSON)))])
     }
 
     /// The file's bytes: the JSON document and a newline.
@@ -69,7 +75,7 @@ public struct CommandJournal: Equatable, Sendable {
         } catch {
             throw DecodeError(reason: "not valid JSON (\(error))")
         }
-        let top = try Fields(value, path: "", known: ["version", "device", "held", "answered"])
+        let top = try Fields(value, path: "", known: ["version", "device", "held", "owed", "answered"])
         let version = try top.number("version")
         guard version == Double(Self.version) else {
             throw DecodeError(reason: "version \(value["version"]?.jsonText ?? "") is not \(Self.version) (written by another release)")
@@ -81,9 +87,14 @@ public struct CommandJournal: Equatable, Sendable {
         var held: [HeldCommand] = []
         for (i, v) in try top.array("held").enumerated() { held.append(try HeldCommand(v, path: "held[\(i)]")) }
         guard held.count <= maxHeld else { throw DecodeError(reason: "held: more than \(maxHeld) commands") }
+        var owed: [OwedResult] = []
+        if value["owed"] != nil {
+            for (i, v) in try top.array("owed").enumerated() { owed.append(try OwedResult(v, path: "owed[\(i)]")) }
+        }
+        guard owed.count <= maxHeld else { throw DecodeError(reason: "owed: more than \(maxHeld) results") }
         var answered: [CommandResult] = []
         for (i, v) in try top.array("answered").enumerated() { answered.append(try CommandResult(journal: v, path: "answered[\(i)]")) }
-        return CommandJournal(deviceID: device, held: held, answered: answered)
+        return CommandJournal(deviceID: device, held: held, owed: owed, answered: answered)
     }
 }
 
@@ -132,6 +143,44 @@ public struct HeldCommand: Equatable, Sendable {
         }
         receivedAtMs = Int64(received)
         applied = try f.bool("applied")
+        responseTopic = try f.optionalString("responseTopic")
+        if let hex = try f.optionalString("correlationData") {
+            guard let bytes = SettingsFields.hexBytes(Array(hex.utf8)) else {
+                throw CommandJournal.DecodeError(reason: "\(path).correlationData: not hexadecimal")
+            }
+            correlationData = bytes
+        }
+    }
+}
+
+/// A result the speaker sent whose delivery the broker has not confirmed
+/// (its PUBACK): the command it answers was acknowledged to the broker, so
+/// nothing but this entry brings the result to its caller after a crash.
+public struct OwedResult: Equatable, Sendable {
+    public var result: CommandResult
+    /// The caller's MQTT v5 response topic, which gets the result too.
+    public var responseTopic: String?
+    public var correlationData: [UInt8]?
+
+    public init(result: CommandResult, responseTopic: String?, correlationData: [UInt8]?) {
+        self.result = result
+        self.responseTopic = responseTopic
+        self.correlationData = correlationData
+    }
+
+    /// The command's id (every owed result names one).
+    public var id: String { result.id ?? "" }
+
+    var json: JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("result", result.journalJSON)]
+        if let responseTopic { members.append(("responseTopic", .string(responseTopic))) }
+        if let correlationData { members.append(("correlationData", .string(WPAKey.hex(correlationData)))) }
+        return .object(members)
+    }
+
+    init(_ value: JSONValue, path: String) throws(CommandJournal.DecodeError) {
+        let f = try Fields(value, path: path, known: ["result", "responseTopic", "correlationData"])
+        result = try CommandResult(journal: value["result"] ?? .null, path: path + ".result")
         responseTopic = try f.optionalString("responseTopic")
         if let hex = try f.optionalString("correlationData") {
             guard let bytes = SettingsFields.hexBytes(Array(hex.utf8)) else {

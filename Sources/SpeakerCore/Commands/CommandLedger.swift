@@ -17,6 +17,15 @@ public struct CommandLedger: Equatable, Sendable {
     /// Commands the last process held (restored from the journal), answered
     /// at the first connection.
     var restored: [HeldCommand] = []
+    /// Results sent and not yet acknowledged by the broker, oldest first
+    /// (`CommandJournal.owed`): the commands they answer were acknowledged,
+    /// so after a crash only the journal's copy brings them to the caller.
+    var owed: [OwedResult] = []
+    /// Results the last process owed, sent again at the first connection.
+    var owedByLastRun: [OwedResult] = []
+    /// The owed ids the journal on disk lists (a new one is written before
+    /// its command's acknowledgement leaves; a delivered one lazily).
+    var savedOwedIDs: Set<String> = []
     /// The speaker is stopping: a new command is held for the next process, not applied.
     var stopping = false
     /// The held ids the journal on disk lists (a change is written before
@@ -38,8 +47,26 @@ public struct CommandLedger: Equatable, Sendable {
     /// dedupe ledger, its held commands wait for the first connection.
     mutating func restore(_ journal: CommandJournal) {
         for result in journal.answered { if let id = result.id { recentResults.record(result, for: id) } }
+        for owed in journal.owed { recentResults.record(owed.result, for: owed.id) }
         restored = journal.held
+        owedByLastRun = journal.owed
         savedHeldIDs = heldIDs
+        savedOwedIDs = Set(owedIDs)
+    }
+
+    /// Every owed id: the last run's (until sent again), then this run's.
+    var owedIDs: [String] { owedByLastRun.map(\.id) + owed.map(\.id) }
+
+    /// Whether the journal on disk lacks an owed result (a new one: the
+    /// write comes before its command's acknowledgement leaves).
+    var owesUnsaved: Bool { owed.contains { !savedOwedIDs.contains($0.id) } }
+
+    /// The broker acknowledged these results.
+    mutating func delivered(_ ids: [String]) {
+        let done = Set(ids)
+        let before = owed.count
+        owed.removeAll { done.contains($0.id) }
+        if owed.count != before { answeredUnsaved = true }  // the file shrinks lazily
     }
 
     /// Every held id, restored ones first (the journal's order).
@@ -61,7 +88,7 @@ public struct CommandLedger: Equatable, Sendable {
 
     /// The journal as it is now.
     func journal(deviceID: String) -> CommandJournal {
-        CommandJournal(deviceID: deviceID, held: restored + held, answered: recentResults.ordered)
+        CommandJournal(deviceID: deviceID, held: restored + held, owed: owedByLastRun + owed, answered: recentResults.ordered)
     }
 }
 
@@ -140,8 +167,31 @@ extension CommandLedger {
             recentResults.record(result, for: id)
             answeredUnsaved = true
             if let index = held.firstIndex(where: { $0.id == id }) { held.remove(at: index) }
+            owe(OwedResult(result: result, responseTopic: origin.responseTopic, correlationData: origin.correlationData))
         }
         return send(result, to: origin, topics)
+    }
+
+    /// Keeps a sent result until the broker acknowledges it (bounded: the
+    /// oldest goes first, logged by the caller's journal size).
+    mutating func owe(_ result: OwedResult) {
+        owed.removeAll { $0.id == result.id }
+        if owed.count >= CommandJournal.maxHeld { owed.removeFirst() }
+        owed.append(result)
+    }
+
+    /// The last run's owed results, sent again (at the first connection);
+    /// they stay owed until the broker acknowledges them.
+    mutating func resendOwedByLastRun(_ topics: SpeakerTopics) -> [SpeakerEffect] {
+        let again = owedByLastRun
+        owedByLastRun = []
+        var effects: [SpeakerEffect] = []
+        for entry in again {
+            owe(entry)
+            effects += send(entry.result, to: PendingCommand(id: entry.id, responseTopic: entry.responseTopic,
+                                                             correlationData: entry.correlationData), topics)
+        }
+        return effects
     }
 
     /// A result on `command/result` — marked to leave at once — and on the
@@ -149,7 +199,8 @@ extension CommandLedger {
     private func send(_ result: CommandResult, to origin: PendingCommand, _ topics: SpeakerTopics) -> [SpeakerEffect] {
         let payload = result.serialized()
         var effects: [SpeakerEffect] = [
-            .publish(Publication(topic: topics.result, payload: payload, qos: 1, retain: false, deliverNow: true))]
+            .publish(Publication(topic: topics.result, payload: payload, qos: 1, retain: false, deliverNow: true,
+                                 resultID: result.id))]
         if let responseTopic = origin.responseTopic, !responseTopic.isEmpty {
             effects.append(.publish(Publication(topic: responseTopic, payload: payload, qos: 1, retain: false,
                                                 correlationData: origin.correlationData)))

@@ -14,12 +14,14 @@ extension Speaker {
     /// The journal as it is now.
     public var journalSnapshot: CommandJournal { state.commands.journal(deviceID: config.device.id) }
 
-    /// After every action: a change to the held commands is written before
+    /// After every action: a change to the held commands, or a result sent
+    /// that the broker has not acknowledged yet (owed), is written before
     /// anything else the dispatch does — before a new command's effects and
-    /// its MQTT acknowledgement leave, before a held command's result does.
-    /// Results alone (a command answered in the dispatch it arrived in: its
-    /// acknowledgement and its result leave together) are written within
-    /// `CommandLedger.ledgerSaveMs`, with the next write, or at `force` (the stop).
+    /// its MQTT acknowledgement leave, before a held command's result does:
+    /// an acknowledged command is on disk until its result is acknowledged in
+    /// turn. What only shrinks the file (a result acknowledged) and the
+    /// dedupe ledger's results are written within `CommandLedger.ledgerSaveMs`,
+    /// with the next write, or at `force` (the stop).
     mutating func journalIfDue(_ effects: [SpeakerEffect], at now: MonotonicInstant?, force: Bool) -> [SpeakerEffect] {
         guard let now else { return effects }
         if state.commands.answeredUnsaved {
@@ -30,8 +32,9 @@ extension Speaker {
         let ledgerDue = state.commands.answeredUnsavedSince.map {
             force || now >= $0.advanced(byMilliseconds: CommandLedger.ledgerSaveMs)
         } ?? false
-        guard heldIDs != state.commands.savedHeldIDs || ledgerDue else { return effects }
+        guard heldIDs != state.commands.savedHeldIDs || state.commands.owesUnsaved || ledgerDue else { return effects }
         state.commands.savedHeldIDs = heldIDs
+        state.commands.savedOwedIDs = Set(state.commands.owedIDs)
         state.commands.answeredUnsavedSince = nil
         return [.saveJournal(journalSnapshot)] + effects
     }
@@ -66,10 +69,16 @@ extension Speaker {
     /// `CommandJournal.maxAgeSeconds` or its age is unknown (the wall clock
     /// went back), which is answered `expired`.
     mutating func answerRestoredCommands(at now: MonotonicInstant) -> [SpeakerEffect] {
+        var effects: [SpeakerEffect] = []
+        let owed = state.commands.owedByLastRun.count
+        if owed > 0 {
+            effects.append(.log(.info, "sending again \(owed) result(s) the broker had not acknowledged to the last run"))
+            effects += state.commands.resendOwedByLastRun(topics)
+        }
         let restored = state.commands.restored
-        guard !restored.isEmpty else { return [] }
+        guard !restored.isEmpty else { return effects }
         state.commands.restored = []
-        var effects: [SpeakerEffect] = [.log(.info, "answering \(restored.count) command(s) held by the last run")]
+        effects.append(.log(.info, "answering \(restored.count) command(s) held by the last run"))
         let wall = wallClockMs
         for entry in restored {
             let origin = PendingCommand(id: entry.id, responseTopic: entry.responseTopic, correlationData: entry.correlationData)

@@ -98,7 +98,8 @@ extension SpeakerAction {
     /// When the action happened, for the persistence schedule.
     var instant: MonotonicInstant? {
         switch self {
-        case .start(let at), .tick(let at), .command(_, let at), .commands(_, let at), .stopping(let at), .engine(_, let at),
+        case .start(let at), .tick(let at), .command(_, let at), .commands(_, let at), .resultsDelivered(_, let at),
+             .stopping(let at), .engine(_, let at),
              .mqttConnected(let at), .mqttDisconnected(let at), .mqttProblem(_, let at), .retainedSessionSeen(_, _, let at),
              .shutdown(let at), .reconfigure(_, let at), .revisionReservation(_, _, let at),
              .homeAssistantStatus(_, let at), .clockStepped(let at), .clockSyncChanged(let at):
