@@ -144,12 +144,7 @@ public struct HeldCommand: Equatable, Sendable {
         receivedAtMs = Int64(received)
         applied = try f.bool("applied")
         responseTopic = try f.optionalString("responseTopic")
-        if let hex = try f.optionalString("correlationData") {
-            guard let bytes = SettingsFields.hexBytes(Array(hex.utf8)) else {
-                throw CommandJournal.DecodeError(reason: "\(path).correlationData: not hexadecimal")
-            }
-            correlationData = bytes
-        }
+        correlationData = try f.optionalHex("correlationData")
     }
 }
 
@@ -182,12 +177,7 @@ public struct OwedResult: Equatable, Sendable {
         let f = try Fields(value, path: path, known: ["result", "responseTopic", "correlationData"])
         result = try CommandResult(journal: value["result"] ?? .null, path: path + ".result")
         responseTopic = try f.optionalString("responseTopic")
-        if let hex = try f.optionalString("correlationData") {
-            guard let bytes = SettingsFields.hexBytes(Array(hex.utf8)) else {
-                throw CommandJournal.DecodeError(reason: "\(path).correlationData: not hexadecimal")
-            }
-            correlationData = bytes
-        }
+        correlationData = try f.optionalHex("correlationData")
     }
 }
 
@@ -282,6 +272,15 @@ private struct Fields {
         guard let v = value[key], v != .null else { return nil }
         guard let s = v.stringValue else { throw mistyped(key, "a string", v) }
         return s
+    }
+
+    /// Bytes kept as hexadecimal text (correlation data).
+    func optionalHex(_ key: String) throws(CommandJournal.DecodeError) -> [UInt8]? {
+        guard let hex = try optionalString(key) else { return nil }
+        guard let bytes = SettingsFields.hexBytes(Array(hex.utf8)) else {
+            throw CommandJournal.DecodeError(reason: "\(Self.join(path, key)): not hexadecimal")
+        }
+        return bytes
     }
 
     func optionalNumber(_ key: String) throws(CommandJournal.DecodeError) -> Double? {

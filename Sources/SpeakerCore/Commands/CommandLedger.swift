@@ -172,8 +172,8 @@ extension CommandLedger {
         return send(result, to: origin, topics)
     }
 
-    /// Keeps a sent result until the broker acknowledges it (bounded: the
-    /// oldest goes first, logged by the caller's journal size).
+    /// Keeps a sent result until the broker acknowledges it (bounded: past
+    /// `CommandJournal.maxHeld` unacknowledged results the oldest is dropped).
     mutating func owe(_ result: OwedResult) {
         owed.removeAll { $0.id == result.id }
         if owed.count >= CommandJournal.maxHeld { owed.removeFirst() }
