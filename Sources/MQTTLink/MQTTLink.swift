@@ -104,6 +104,7 @@ public final class MQTTLink: @unchecked Sendable {
     public var unacknowledgedCount: Int { tracker.pendingCount }
     public var acknowledgedCount: Int { tracker.acknowledgedCount }
     public func awaitsAcknowledgement(messageID: Int32) -> Bool { tracker.isPending(messageID) }
+    public func wakeOnAcknowledgements(_ wake: Bool) { tracker.wakesMainLoop.store(wake, ordering: .releasing) }
 
     /// Waits for `eventFD` (poll(2)); the closing handshake's wait. Main thread.
     public func waitForEvents(timeoutMs: Int) -> Bool { waitReadable(eventFD, milliseconds: timeoutMs) }

@@ -77,7 +77,10 @@ func linkOnLog(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ l
 /// on_publish (v5): the PUBACK (QoS 1) or the write (QoS 0) of `mid`.
 func linkOnPublish(_ mosq: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32,
                    _ reasonCode: Int32, _ properties: OpaquePointer?) {
-    link(userdata)?.tracker.acknowledged(messageID: mid)
+    guard let link = link(userdata) else { return }
+    if link.tracker.acknowledged(messageID: mid) && link.tracker.wakesMainLoop.load(ordering: .acquiring) {
+        link.mailbox.nudge()  // the main loop drains (no event) and learns which results were delivered
+    }
 }
 
 /// on_message (v5): copy topic, payload and the Response Topic / Correlation

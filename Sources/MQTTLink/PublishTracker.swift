@@ -34,6 +34,9 @@ final class PublishTracker: Sendable {
     /// Set while `wait` runs: only then is an acknowledgement worth an
     /// eventfd write (a setVolume gets three PUBACKs).
     private let waiting = Atomic<Bool>(false)
+    /// Set while the MQTT service waits to hear of acknowledgements (results
+    /// queued behind the ones in flight): each one then wakes the main loop.
+    let wakesMainLoop = Atomic<Bool>(false)
     /// The link's monotonic clock (nanoseconds), for `wait`'s deadline.
     private let clock: @Sendable () -> UInt64
 
@@ -55,8 +58,10 @@ final class PublishTracker: Sendable {
         }
     }
 
-    /// Records an on_publish callback. libmosquitto's thread.
-    func acknowledged(messageID mid: Int32) {
+    /// Records an on_publish callback; whether it completed a tracked QoS 1
+    /// message. libmosquitto's thread.
+    @discardableResult
+    func acknowledged(messageID mid: Int32) -> Bool {
         let completed = state.withLock { s -> Bool in
             if s.inFlight.remove(mid) != nil {
                 s.acknowledged += 1
@@ -68,6 +73,7 @@ final class PublishTracker: Sendable {
             return false
         }
         if completed && waiting.load(ordering: .acquiring) { waker.signal() }
+        return completed
     }
 
     /// Whether `mid` still waits for its PUBACK.

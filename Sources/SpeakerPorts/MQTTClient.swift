@@ -28,6 +28,10 @@ public protocol MQTTClient: AnyObject {
     /// Whether the QoS 1 publication `publish` queued as `messageID` still
     /// waits for its PUBACK (false once the broker acknowledged it).
     func awaitsAcknowledgement(messageID: Int32) -> Bool
+    /// While on, each PUBACK makes `eventFD` readable (a drain then has no
+    /// event): the MQTT service turns it on while results wait for room in
+    /// flight, and off again, so a PUBACK costs no wake-up otherwise.
+    func wakeOnAcknowledgements(_ wake: Bool)
     /// Blocks until `eventFD` is readable or `timeoutMs` has passed; whether
     /// it became readable. For the closing handshake only, when the loop no
     /// longer runs: the MQTT service reads and answers what arrives until its
@@ -47,6 +51,8 @@ extension MQTTClient {
     public func holdWrites() {}
     /// A client that writes every publication at once has nothing to flush.
     public func flush() {}
+    /// A client whose acknowledgements are events of their own needs no wake-up for them.
+    public func wakeOnAcknowledgements(_ wake: Bool) {}
 }
 
 /// How an MQTT client's `shutdown` ended.

@@ -23,6 +23,18 @@ public final class MQTTService: SpeakerService {
     /// the command's id and the publication's message id. When the PUBACK
     /// has come the core hears `.resultsDelivered`, and stops owing them.
     private var resultsInFlight: [(id: String, messageID: Int32)] = []
+    /// Results waiting for room among ``resultWindow`` in flight, oldest
+    /// first. Kept here rather than in libmosquitto's queue so that a stop
+    /// that runs out of time has sent none of them: they stay owed in the
+    /// journal and the next process sends each once, where a result already
+    /// written to the broker but not yet acknowledged would be sent twice.
+    private var resultsWaiting: [Publication] = []
+    /// False once the closing handshake stops handing results to the link.
+    private var releasingResults = true
+    /// The most results handed to the link and not yet acknowledged: a few
+    /// round trips' worth (the broker acknowledges each at once), far more
+    /// than a speaker answers per round trip in normal use.
+    static let resultWindow = 8
     /// The link's event fd on the loop while running.
     private var phase: ServicePhase<LoopRegistration> = .idle
     private weak var context: ServiceContext?
@@ -46,8 +58,26 @@ public final class MQTTService: SpeakerService {
         phase = .running(registration)
     }
 
-    /// `.publish`: hands the publication to the client.
+    /// `.publish`: hands the publication to the client (a QoS 1 result
+    /// waits its turn when ``resultWindow`` results are in flight).
     func publish(_ p: Publication) {
+        if p.resultID != nil && p.qos > 0 && (!resultsWaiting.isEmpty || resultsInFlight.count >= Self.resultWindow) {
+            if resultsWaiting.count >= CommandJournal.maxHeld { resultsWaiting.removeFirst() }  // still owed in the core
+            resultsWaiting.append(p)
+            client.wakeOnAcknowledgements(true)
+        } else {
+            send(p)
+        }
+        if holding && p.deliverNow {
+            // The core's write policy: what is queued so far (the command's
+            // PUBACK and its answer) leaves now in a segment of its own; the
+            // rest of the dispatch follows at the end of the drain.
+            client.flush()
+            client.holdWrites()
+        }
+    }
+
+    private func send(_ p: Publication) {
         let outcome = client.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain,
                                      correlationData: p.correlationData)
         switch outcome {
@@ -61,13 +91,6 @@ public final class MQTTService: SpeakerService {
             }
         case .notConnected:
             break  // a result stays owed (journaled) and goes out again with the next start
-        }
-        if holding && p.deliverNow {
-            // The core's write policy: what is queued so far (the command's
-            // PUBACK and its answer) leaves now in a segment of its own; the
-            // rest of the dispatch follows at the end of the drain.
-            client.flush()
-            client.holdWrites()
         }
     }
 
@@ -97,9 +120,11 @@ public final class MQTTService: SpeakerService {
     /// acknowledges nothing for ``closingQuietMs``, or after
     /// ``closingLimitMs`` in all: a slow board still draining a burst of
     /// commands is given the time while it makes progress, a dead broker is
-    /// not. A command that arrives after that is never read (``stop()``), so
-    /// the broker delivers it again to the next process: none is
-    /// acknowledged and left unanswered.
+    /// not. Results still waiting for room in flight when one quiet interval
+    /// of the limit is left are not sent: the journal owes them, and the
+    /// next process sends each once. A command that arrives after that is
+    /// never read (``stop()``), so the broker delivers it again to the next
+    /// process: none is acknowledged and left unanswered.
     public func shutdownBegan() {
         guard case .running = phase, let context else { return }
         events()
@@ -107,14 +132,32 @@ public final class MQTTService: SpeakerService {
                                      correlationData: nil)
         guard case .queued = offline else { return }  // not connected: the will says offline
         offlineSent = true
+        // Every exit reports what the broker acknowledged since the last
+        // drain: PUBACKs read by the link's thread with no event left to
+        // drain would otherwise stay owed in the stop's last journal write,
+        // and the next process would send those results a second time.
+        defer {
+            releasingResults = false  // what still waits stays owed (journaled), never half-sent
+            reportDeliveredResults(context)
+        }
         let start = context.now().nanoseconds
         let limit = start + UInt64(Self.closingLimitMs) * 1_000_000
+        // The last quiet interval of the limit is for the results already
+        // in flight: none is handed to the link after this.
+        let lastRelease = limit - UInt64(Self.closingQuietMs) * 1_000_000
         var quietUntil = start + UInt64(Self.closingQuietMs) * 1_000_000
         var outstanding = client.unacknowledgedCount
         var acknowledged = client.acknowledgedCount
-        while outstanding > 0 {
+        while outstanding > 0 || (releasingResults && !resultsWaiting.isEmpty) {
             let now = context.now().nanoseconds
-            let deadline = min(limit, quietUntil)
+            if releasingResults && now >= lastRelease {
+                releasingResults = false
+                if !resultsWaiting.isEmpty {
+                    logger.warning("\(resultsWaiting.count) result(s) not sent before the stop's limit: the journal keeps them for the next start")
+                }
+                continue
+            }
+            let deadline = min(releasingResults ? lastRelease : limit, quietUntil)
             if now >= deadline {
                 let waited = (now - start) / 1_000_000
                 let why = now >= limit ? "the closing handshake's \(Self.closingLimitMs) ms limit"
@@ -197,8 +240,8 @@ public final class MQTTService: SpeakerService {
 
     /// Tells the core which owed results the broker has acknowledged since
     /// the last drain (their PUBACKs were read with this drain's events).
+    /// Then hands waiting results to the link as room is made.
     private func reportDeliveredResults(_ context: ServiceContext) {
-        guard !resultsInFlight.isEmpty else { return }
         var delivered: [String] = []
         resultsInFlight.removeAll { entry in
             guard !client.awaitsAcknowledgement(messageID: entry.messageID) else { return false }
@@ -206,5 +249,9 @@ public final class MQTTService: SpeakerService {
             return true
         }
         if !delivered.isEmpty { context.send(.resultsDelivered(delivered, at: context.now())) }
+        while releasingResults && !resultsWaiting.isEmpty && resultsInFlight.count < Self.resultWindow {
+            send(resultsWaiting.removeFirst())
+        }
+        if resultsWaiting.isEmpty || !releasingResults { client.wakeOnAcknowledgements(false) }
     }
 }
