@@ -84,11 +84,7 @@ public final class MQTTService: SpeakerService {
         case .rejected(let error):
             logger.warning("publish to \(p.topic) failed: \(error)")
         case .queued(let messageID):
-            if let id = p.resultID, p.qos > 0 {
-                // Bounded like the journal's owed results (an id never acknowledged stays owed in the core).
-                if resultsInFlight.count >= CommandJournal.maxHeld { resultsInFlight.removeFirst() }
-                resultsInFlight.append((id, messageID))
-            }
+            if let id = p.resultID, p.qos > 0 { resultsInFlight.append((id, messageID)) }  // at most resultWindow
         case .notConnected:
             break  // a result stays owed (journaled) and goes out again with the next start
         }
